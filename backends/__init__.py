@@ -1,0 +1,1 @@
+"""agentsweep: backends layer."""

@@ -1,0 +1,106 @@
+"""Typed values for the OpenAI chat-completions wire format.
+
+Every arrow in an episode is one of these msgspec Structs, never a dict. The shapes follow
+the OpenAI chat-completions API so that any OpenAI-compatible server works unchanged.
+`omit_defaults=True` keeps request bodies minimal and byte-stable (prefix caching relies on
+byte-identical prefixes).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+
+class FunctionCall(msgspec.Struct, omit_defaults=True):
+    """The function part of a tool call. `arguments` is the raw JSON text the model wrote."""
+
+    name: str
+    arguments: str = "{}"
+
+
+class ToolCall(msgspec.Struct, omit_defaults=True):
+    id: str
+    function: FunctionCall
+    type: str = "function"
+
+
+class ChatMessage(msgspec.Struct, omit_defaults=True):
+    """One chat message: system, user, assistant (maybe with tool calls) or tool."""
+
+    role: str
+    content: str | None = None
+    tool_calls: list[ToolCall] | None = None
+    tool_call_id: str | None = None
+    name: str | None = None
+
+
+class PromptTokensDetails(msgspec.Struct, omit_defaults=True):
+    cached_tokens: int | None = None
+
+
+class Usage(msgspec.Struct, omit_defaults=True):
+    """Token usage of one response; `cached_tokens` = prompt tokens served from prefix cache."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cached_tokens: int = 0
+
+    def add(self, other: "Usage") -> None:
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.total_tokens += other.total_tokens
+        self.cached_tokens += other.cached_tokens
+
+
+class Choice(msgspec.Struct, omit_defaults=True):
+    index: int
+    message: ChatMessage
+    finish_reason: str | None = None
+
+
+class ChatResponse(msgspec.Struct, omit_defaults=True):
+    """A parsed chat completion. `latency_s` is measured by the client (send to body parsed)."""
+
+    id: str
+    model: str
+    choices: list[Choice]
+    usage: Usage = msgspec.field(default_factory=Usage)
+    latency_s: float = 0.0
+    attempts: int = 1
+
+    @property
+    def message(self) -> ChatMessage:
+        return self.choices[0].message
+
+
+class SamplingParams(msgspec.Struct, omit_defaults=True, frozen=True):
+    """Per-role sampling settings. None means: leave to the server's default."""
+
+    temperature: float | None = 0.0
+    top_p: float | None = None
+    max_tokens: int | None = None
+    seed: int | None = None
+    n: int | None = None
+    stop: list[str] | None = None
+
+
+class Endpoint(msgspec.Struct, omit_defaults=True, frozen=True):
+    """Where one role's model lives.
+
+    base_url: OpenAI-compatible root, e.g. "http://10.0.0.5:8000/v1". The special value
+    "embedded" means the embedded vLLM engine started by agentsweep itself.
+    model: the served model name; empty means "the first model the server lists".
+    """
+
+    base_url: str = "embedded"
+    model: str = ""
+    api_key: str | None = None
+    timeout_s: float = 600.0
+    max_retries: int = 6
+    extra_headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+JSONObject = dict[str, Any]

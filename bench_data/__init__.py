@@ -1,0 +1,1 @@
+"""agentsweep: bench_data layer."""

@@ -1,0 +1,1 @@
+"""agentsweep: cache_store layer."""

@@ -1,0 +1,1 @@
+"""agentsweep: evaluator layer."""

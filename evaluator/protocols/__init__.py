@@ -1,0 +1,1 @@
+"""Episode protocols: pure async functions from (task, context) to an EpisodeRecord."""

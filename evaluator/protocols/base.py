@@ -1,0 +1,63 @@
+"""The contract between protocol code and the operations layer around it.
+
+A protocol is a pure episode function: `async def run(ctx: EpisodeContext) -> EpisodeRecord`.
+It never retries infrastructure errors, writes files, logs or renders: it lets
+`backends.errors.InfrastructureError` propagate, and the scheduler retries the whole episode.
+The scheduler builds the context: role clients wrap a `ChatClient` with the role's model,
+sampling settings, admission control and the episode's session header.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from backends.types import ChatMessage, ChatResponse
+from bench_data.types import Task
+from cache_store.types import ToolOutcome
+from evaluator.records import UnitId
+
+
+class RoleClient(Protocol):
+    """A model in one role (agent, user simulator). Appends-only conversations keep prefixes."""
+
+    role: str
+    model: str
+
+    async def complete(
+        self,
+        messages: list[ChatMessage],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ChatResponse: ...
+
+
+class ToolSandbox(Protocol):
+    """The tool environment of one episode (cache_store.Sandbox satisfies it)."""
+
+    @property
+    def tools(self) -> list[dict[str, Any]]: ...
+
+    async def call(self, name: str, arguments: str, *, task_time: str) -> ToolOutcome: ...
+
+
+@dataclass(frozen=True)
+class ProtocolSettings:
+    max_steps: int = 12                 # agent calls per user turn (tool loop bound)
+    max_turns: int = 8                  # user turns in multi-turn
+    finish_marker: str = "##FINISH##"   # the user simulator ends the dialogue with it
+    unsolvable_tags: tuple[str, ...] = ("[Unsolvable]", "[Unsolved]")
+    language: str = "auto"              # prompts: "auto" follows the task text
+
+
+@dataclass
+class EpisodeContext:
+    unit: UnitId
+    task: Task
+    agent: RoleClient
+    sandbox: ToolSandbox
+    user: RoleClient | None = None
+    settings: ProtocolSettings = field(default_factory=ProtocolSettings)
+    session_id: str = ""

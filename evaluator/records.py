@@ -1,0 +1,99 @@
+"""What a finished episode and a judgement look like on disk.
+
+One `EpisodeRecord` per finished episode is appended (one msgpack/JSON line) to the run's
+episodes file by the single result writer. Judges read these records; reports read both.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from backends.types import ChatMessage, Usage
+
+
+class UnitId(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One work unit: (run, task, trial, seed). The seed is derived by hashing (see scheduler)."""
+
+    run: str
+    task: str      # Task.key: "benchmark/subset/task_id"
+    trial: int
+    seed: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}#{self.trial}"
+
+
+class ToolCallRecord(msgspec.Struct, omit_defaults=True):
+    """One tool call the agent made and what the sandbox answered."""
+
+    call_id: str
+    name: str
+    arguments: str                  # raw JSON text as the model wrote it
+    valid: bool                     # passed schema validation
+    source: str                     # ToolOutcome.source: hit | simulated | overlay | live | error
+    content: str                    # what the agent saw
+    error_category: str | None = None
+    latency_s: float = 0.0
+    step: int = 0                   # index of the agent call that issued it
+
+
+class EpisodeRecord(msgspec.Struct, omit_defaults=True):
+    """A finished episode (trajectory) with everything needed to judge and report it.
+
+    `messages` is the agent's view of the conversation (system, user, assistant with tool
+    calls, tool results). `user_messages` is the user simulator's own view in multi-turn.
+    `termination`: "answer" | "unsolvable_tag" | "user_finished" | "max_turns" |
+    "max_steps" | "context_overflow" | "agent_error". `usage` maps role -> summed Usage.
+    `timings` maps stage -> seconds (agent, user, tool, queue, total).
+    """
+
+    unit: UnitId
+    benchmark: str
+    subset: str
+    task_id: str
+    messages: list[ChatMessage]
+    tool_calls: list[ToolCallRecord] = msgspec.field(default_factory=list)
+    user_messages: list[ChatMessage] = msgspec.field(default_factory=list)
+    termination: str = "answer"
+    final_answer: str = ""
+    n_agent_calls: int = 0
+    n_user_turns: int = 0
+    usage: dict[str, Usage] = msgspec.field(default_factory=dict)
+    timings: dict[str, float] = msgspec.field(default_factory=dict)
+    started_at: float = 0.0
+    finished_at: float = 0.0
+    infra_retries: int = 0
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    @property
+    def n_tool_calls(self) -> int:
+        return len(self.tool_calls)
+
+    @property
+    def n_tool_errors(self) -> int:
+        return sum(1 for c in self.tool_calls if c.source == "error")
+
+
+class Judgement(msgspec.Struct, omit_defaults=True):
+    """One judge verdict on one trajectory, keyed by (trajectory hash, judge model, prompt version).
+
+    `kind`: "travel_rubric" | "meta" | "unsolvable" | "sliding_window" | ...
+    `scores`: dimension -> 1..5 rating (travel rubric) or rubric -> 0/1 (sliding window).
+    `score`: the instance score in [0, 1] after the kind's own formula; None on judge error.
+    """
+
+    unit: UnitId
+    trajectory_hash: str
+    judge_model: str
+    prompt_version: str
+    kind: str
+    score: float | None
+    scores: dict[str, float] = msgspec.field(default_factory=dict)
+    reasoning: dict[str, str] = msgspec.field(default_factory=dict)
+    error: str | None = None
+    attempts: int = 1
+    raw: str = ""
+    created_at: float = 0.0

@@ -1,0 +1,1 @@
+"""agentsweep: kernels layer."""
