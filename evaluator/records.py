@@ -97,3 +97,25 @@ class Judgement(msgspec.Struct, omit_defaults=True):
     attempts: int = 1
     raw: str = ""
     created_at: float = 0.0
+
+
+class UnitScore(msgspec.Struct, omit_defaults=True):
+    """The scored outcome of one unit, computed by `evaluator.scoring` from episodes + judgements.
+
+    `score` is the instance score in [0, 1] (TravelBench: calibrated, tool-penalized rubric
+    score; unsolvable: 0/1; sliding window: 1 if all rubrics satisfied). None when the unit
+    could not be scored (judge error). `success` applies the explicit threshold setting.
+    `dims` holds per-dimension values (rubric dimensions 1..5, or rubric accuracies).
+    """
+
+    unit: UnitId
+    benchmark: str
+    subset: str
+    task_id: str
+    score: float | None
+    success: bool | None = None
+    dims: dict[str, float] = msgspec.field(default_factory=dict)
+    tool_calls: int = 0
+    tool_errors: int = 0
+    error_categories: dict[str, int] = msgspec.field(default_factory=dict)
+    judge_error: str | None = None
