@@ -1,0 +1,338 @@
+"""`ChatClient`: the async OpenAI chat-completions client every model call goes through.
+
+One aiohttp session with one shared connection pool (default 4096 connections, keep-alive)
+serves thousands of in-flight requests; bodies are encoded and decoded with msgspec. Failures
+that are not the request's fault (connection errors, 429, 5xx) are retried with exponential
+backoff and full jitter, honouring Retry-After; the whole call, retries included, is bounded by
+one deadline. No logging on the hot path: counters live in `ChatClient.stats`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from email.utils import parsedate_to_datetime
+from typing import Any, Self
+
+import aiohttp
+import msgspec
+
+from .chat_wire import (
+    build_request,
+    check_tool_choice,
+    decode_models,
+    decode_response,
+    encode_request,
+    encode_tools,
+    json_schema_format,
+    named_tool_choice,
+)
+from .errors import HTTPStatusError, MalformedResponse, RequestTimeout, RetriesExhausted
+from .types import ChatMessage, ChatResponse, Endpoint, SamplingParams
+
+__all__ = [
+    "ChatClient",
+    "ClientStats",
+    "encode_tools",
+    "json_schema_format",
+    "named_tool_choice",
+    "server_root",
+]
+
+DEFAULT_SESSION_HEADER = "X-Session-ID"
+
+
+class ClientStats(msgspec.Struct):
+    """Counters of one client; read (not reset) by telemetry. All monotonic except in_flight."""
+
+    requests: int = 0  # chat()/get calls started
+    succeeded: int = 0  # calls that returned a response
+    failed: int = 0  # calls that raised
+    attempts: int = 0  # HTTP attempts sent
+    retries: int = 0  # attempts beyond the first
+    connection_errors: int = 0
+    retryable_statuses: int = 0  # 429 / 5xx answers seen
+    http_errors: int = 0  # non-retryable 4xx raised
+    malformed: int = 0
+    timeouts: int = 0
+    exhausted: int = 0
+    backoff_s: float = 0.0  # total time chosen to wait between attempts
+    in_flight: int = 0
+
+
+def server_root(base_url: str) -> str:
+    """The server root of an OpenAI base URL: "http://h:8000/v1" -> "http://h:8000"."""
+    root = base_url.rstrip("/")
+    root = root.removesuffix("/v1")
+    return root
+
+
+def _retry_after_s(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+class _Retry(Exception):
+    """Internal: this attempt failed in a retryable way."""
+
+    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+class ChatClient:
+    """Async client of one OpenAI-compatible endpoint. Create once, share, close at the end."""
+
+    def __init__(
+        self,
+        endpoint: Endpoint,
+        *,
+        max_connections: int = 4096,
+        session_header: str = DEFAULT_SESSION_HEADER,
+        backoff_base_s: float = 0.5,
+        backoff_cap_s: float = 30.0,
+        keepalive_timeout_s: float = 60.0,
+    ) -> None:
+        if not endpoint.base_url.startswith(("http://", "https://")):
+            raise ValueError(
+                f"ChatClient needs an http(s) base_url, got {endpoint.base_url!r}; "
+                "start the embedded engine first and use its endpoint()"
+            )
+        self.endpoint = endpoint
+        self.base_url = endpoint.base_url.rstrip("/")
+        self.root_url = server_root(self.base_url)
+        self.chat_url = self.base_url + "/chat/completions"
+        self.session_header = session_header
+        self.backoff_base_s = backoff_base_s
+        self.backoff_cap_s = backoff_cap_s
+        self.max_connections = max_connections
+        self.keepalive_timeout_s = keepalive_timeout_s
+        self.stats = ClientStats()
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if endpoint.api_key:
+            headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        headers.update(endpoint.extra_headers)
+        self._headers = headers
+        self._session: aiohttp.ClientSession | None = None
+        self._model: str | None = endpoint.model or None
+        self._model_lock: asyncio.Lock | None = None
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+
+    # -- lifecycle -------------------------------------------------------------------------
+    def _get_session(self) -> aiohttp.ClientSession:
+        session = self._session
+        if session is None or session.closed:
+            connector = aiohttp.TCPConnector(
+                limit=self.max_connections,
+                limit_per_host=0,
+                keepalive_timeout=self.keepalive_timeout_s,
+                ttl_dns_cache=300,
+            )
+            session = aiohttp.ClientSession(
+                connector=connector,
+                headers=self._headers,
+                timeout=aiohttp.ClientTimeout(total=None),
+                skip_auto_headers=("User-Agent",),
+                auto_decompress=True,
+            )
+            self._session = session
+        return session
+
+    async def close(self) -> None:
+        if self._session is not None and not self._session.closed:
+            await self._session.close()
+        self._session = None
+
+    async def __aenter__(self) -> Self:
+        self._get_session()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- public API ------------------------------------------------------------------------
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        model: str | None = None,
+        tools: list[dict[str, Any]] | msgspec.Raw | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+        sampling: SamplingParams | None = None,
+        priority: int | None = None,
+        session_id: str | None = None,
+        extra_headers: dict[str, str] | None = None,
+        timeout_s: float | None = None,
+    ) -> ChatResponse:
+        """One chat completion. Raises the typed errors of `backends.errors`."""
+        if tool_choice is not None:
+            check_tool_choice(tool_choice)
+        if model is None:
+            model = self._model or await self.resolve_model()
+        body = encode_request(
+            build_request(
+                model,
+                messages,
+                tools=tools,
+                tool_choice=tool_choice,
+                response_format=response_format,
+                sampling=sampling,
+                priority=priority,
+                user=session_id,
+            )
+        )
+        headers: dict[str, str] | None = None
+        if session_id is not None or extra_headers:
+            headers = dict(extra_headers) if extra_headers else {}
+            if session_id is not None:
+                headers[self.session_header] = session_id
+        raw, latency, attempts = await self._request(
+            "POST", self.chat_url, body, headers, timeout_s
+        )
+        try:
+            response = decode_response(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+            self.stats.malformed += 1
+            self.stats.succeeded -= 1
+            self.stats.failed += 1
+            raise MalformedResponse(self.chat_url, str(exc), raw) from None
+        response.latency_s = latency
+        response.attempts = attempts
+        return response
+
+    async def list_models(self, *, timeout_s: float | None = None) -> list[dict[str, Any]]:
+        """GET /v1/models: the server's model objects (each has an `id`)."""
+        url = self.base_url + "/models"
+        raw, _, _ = await self._request("GET", url, None, None, timeout_s)
+        try:
+            return decode_models(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
+            self.stats.malformed += 1
+            raise MalformedResponse(url, str(exc), raw) from None
+
+    async def resolve_model(self) -> str:
+        """The endpoint's model, or the first model the server lists (looked up once)."""
+        if self._model:
+            return self._model
+        if self._model_lock is None:
+            self._model_lock = asyncio.Lock()
+        async with self._model_lock:
+            if not self._model:
+                models = await self.list_models()
+                if not models:
+                    raise MalformedResponse(self.base_url + "/models", "server lists no models")
+                self._model = models[0]["id"]
+        return self._model
+
+    async def get_text(self, path: str, *, timeout_s: float | None = 30.0) -> str:
+        """GET a text resource. "/metrics" resolves against the server root (no /v1);
+        a full http(s) URL is used as is; anything else is relative to base_url."""
+        if path.startswith(("http://", "https://")):
+            url = path
+        elif path.startswith("/"):
+            url = self.root_url + path
+        else:
+            url = self.base_url + "/" + path
+        raw, _, _ = await self._request("GET", url, None, None, timeout_s)
+        return raw.decode("utf-8", "replace")
+
+    # -- transport -------------------------------------------------------------------------
+    def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
+        t = self._timeouts.get(seconds)
+        if t is None:
+            t = aiohttp.ClientTimeout(total=seconds)
+            if len(self._timeouts) < 64:
+                self._timeouts[seconds] = t
+        return t
+
+    def _backoff(self, retry_index: int) -> float:
+        """Full jitter: uniform(0, min(cap, base * 2**retry_index))."""
+        return random.uniform(0.0, min(self.backoff_cap_s, self.backoff_base_s * (2**retry_index)))
+
+    async def _request(
+        self,
+        method: str,
+        url: str,
+        body: bytes | None,
+        headers: dict[str, str] | None,
+        timeout_s: float | None,
+    ) -> tuple[bytes, float, int]:
+        """Send with retries. Returns (body, latency of the successful attempt, attempts)."""
+        stats = self.stats
+        stats.requests += 1
+        stats.in_flight += 1
+        total = self.endpoint.timeout_s if timeout_s is None else timeout_s
+        max_attempts = max(1, self.endpoint.max_retries + 1)
+        session = self._get_session()
+        start = time.perf_counter()
+        deadline = start + total
+        attempt = 0
+        try:
+            while True:
+                attempt += 1
+                stats.attempts += 1
+                remaining = deadline - time.perf_counter()
+                if remaining <= 0:
+                    raise self._timed_out(url, total)
+                t0 = time.perf_counter()
+                try:
+                    timeout = self._timeout(total) if attempt == 1 else self._timeout(remaining)
+                    async with session.request(
+                        method, url, data=body, headers=headers, timeout=timeout
+                    ) as resp:
+                        raw = await resp.read()
+                        status = resp.status
+                        if status == 200:
+                            stats.succeeded += 1
+                            return raw, time.perf_counter() - t0, attempt
+                        if status == 429 or status >= 500:
+                            stats.retryable_statuses += 1
+                            raise _Retry(
+                                f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}",
+                                _retry_after_s(resp.headers.get("Retry-After")),
+                            )
+                        if 200 < status < 300:
+                            stats.succeeded += 1
+                            return raw, time.perf_counter() - t0, attempt
+                        stats.http_errors += 1
+                        raise HTTPStatusError(url, status, raw.decode("utf-8", "replace"))
+                except _Retry as exc:
+                    reason, retry_after = exc.reason, exc.retry_after
+                except TimeoutError:
+                    raise self._timed_out(url, total) from None
+                except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
+                    stats.connection_errors += 1
+                    reason, retry_after = f"{type(exc).__name__}: {exc}", None
+                if attempt >= max_attempts:
+                    stats.exhausted += 1
+                    raise RetriesExhausted(url, attempt, reason)
+                wait = self._backoff(attempt - 1)
+                if retry_after is not None:
+                    wait = max(wait, retry_after)
+                if time.perf_counter() + wait >= deadline:
+                    raise self._timed_out(url, total)
+                stats.retries += 1
+                stats.backoff_s += wait
+                await asyncio.sleep(wait)
+        except BaseException:
+            stats.failed += 1
+            raise
+        finally:
+            stats.in_flight -= 1
+
+    def _timed_out(self, url: str, total: float) -> RequestTimeout:
+        self.stats.timeouts += 1
+        return RequestTimeout(url, total)
