@@ -96,7 +96,10 @@ def named_tool_choice(name: str) -> dict[str, Any]:
 
 def json_schema_format(name: str, schema: dict[str, Any], *, strict: bool = True) -> dict[str, Any]:
     """response_format for JSON-schema structured output (OpenAI / vLLM guided decoding)."""
-    return {"type": "json_schema", "json_schema": {"name": name, "schema": schema, "strict": strict}}
+    return {
+        "type": "json_schema",
+        "json_schema": {"name": name, "schema": schema, "strict": strict},
+    }
 
 
 def check_tool_choice(tool_choice: str | dict[str, Any] | None) -> None:

@@ -1,0 +1,331 @@
+"""Zero-latency OpenAI-compatible stub server, for benchmarks and fault-injection tests only.
+
+    python -m perf.stub_server --port 0 [--mode text|tool|malformed] [--tool-turns N] ...
+
+Prints `STUB LISTENING http://127.0.0.1:PORT` once it accepts connections. From Python use
+`start_stub(...)` (a subprocess; `.url`, `.root`, `.stop()`, context manager).
+
+Per-request headers override the CLI defaults:
+  X-Stub-Mode: text | tool | malformed        what a 200 answer looks like
+  X-Stub-Tool-Turns: N, X-Stub-Tool-Name: X   tool mode: call X while the conversation has
+                                              fewer than N assistant messages, then answer text
+  X-Stub-Fail-First: N (+ X-Request-ID: id)   answer X-Stub-Fail-Status (503) the first N times
+  X-Stub-Retry-After: S                       Retry-After header on those failures
+  X-Stub-Drop-First: N (+ X-Request-ID)       close the connection without answering N times
+  X-Stub-Status: C                            always answer status C with an error body
+  X-Stub-Sleep: S                             sleep S seconds before answering
+Endpoints: POST /v1/chat/completions, GET /v1/models, GET /metrics (fake vLLM gauges),
+GET /health, GET /stub/requests (last recorded requests, with --record).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import os
+import socket
+import subprocess
+import sys
+import time
+from typing import Any, Self
+
+import msgspec
+from aiohttp import web
+
+MODEL = "stub-model"
+READY_LINE = "STUB LISTENING "
+_ENC = msgspec.json.Encoder()
+
+
+class _Msg(msgspec.Struct):
+    role: str
+
+
+class _Req(msgspec.Struct):
+    messages: list[_Msg] = []
+
+
+_REQ_DECODER = msgspec.json.Decoder(_Req)
+
+
+def _completion(message: dict[str, Any], finish: str, prompt: int, cached: int) -> bytes:
+    return _ENC.encode(
+        {
+            "id": "chatcmpl-stub",
+            "object": "chat.completion",
+            "created": 0,
+            "model": MODEL,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": 4,
+                "total_tokens": prompt + 4,
+                "prompt_tokens_details": {"cached_tokens": cached},
+            },
+        }
+    )
+
+
+TEXT_BODY = _completion({"role": "assistant", "content": "stub answer"}, "stop", 20, 16)
+MALFORMED_BODY = b'{"id": "chatcmpl-stub", "choices": [{"index": 0, "message": '
+MODELS_BODY = _ENC.encode(
+    {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "stub"}]}
+)
+METRICS_TEXT = """\
+# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{{engine="0",model_name="{m}"}} {running}
+vllm:num_requests_waiting{{engine="0",model_name="{m}"}} 2.0
+vllm:kv_cache_usage_perc{{engine="0",model_name="{m}"}} 0.25
+vllm:prefix_cache_queries_total{{engine="0",model_name="{m}"}} 1000.0
+vllm:prefix_cache_hits_total{{engine="0",model_name="{m}"}} 750.0
+vllm:num_preemptions_total{{engine="0",model_name="{m}"}} 3.0
+"""
+
+
+class StubConfig(msgspec.Struct):
+    mode: str = "text"
+    tool_turns: int = 1
+    tool_name: str = "lookup"
+    sleep_s: float = 0.0
+    fail_first: int = 0
+    fail_status: int = 503
+    record: bool = False
+
+
+class StubState:
+    def __init__(self, cfg: StubConfig) -> None:
+        self.cfg = cfg
+        self.failures: dict[str, int] = collections.defaultdict(int)
+        self.drops: dict[str, int] = collections.defaultdict(int)
+        self.recorded: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
+        self.tool_bodies: dict[tuple[str, int], bytes] = {}
+        self.in_flight = 0
+
+    def tool_body(self, name: str, turn: int) -> bytes:
+        body = self.tool_bodies.get((name, turn))
+        if body is None:
+            call = {
+                "id": f"call_{turn}",
+                "type": "function",
+                "function": {"name": name, "arguments": _ENC.encode({"turn": turn}).decode()},
+            }
+            msg = {"role": "assistant", "content": None, "tool_calls": [call]}
+            body = _completion(msg, "tool_calls", 40, 32)
+            self.tool_bodies[(name, turn)] = body
+        return body
+
+
+def _json(body: bytes, status: int = 200, headers: dict[str, str] | None = None) -> web.Response:
+    return web.Response(body=body, status=status, content_type="application/json", headers=headers)
+
+
+async def chat_completions(request: web.Request) -> web.StreamResponse:
+    state: StubState = request.app["state"]
+    cfg = state.cfg
+    h = request.headers
+    raw = await request.read()
+    if cfg.record:
+        state.recorded.append({"headers": dict(h), "body": raw.decode("utf-8", "replace")})
+    if (
+        cfg.fail_first
+        or "X-Stub-Fail-First" in h
+        or "X-Stub-Drop-First" in h
+        or "X-Stub-Status" in h
+    ):
+        rid = h.get("X-Request-ID", "")
+        drop = int(h.get("X-Stub-Drop-First", 0))
+        if drop and state.drops[rid] < drop:
+            state.drops[rid] += 1
+            if request.transport is not None:
+                request.transport.close()
+            return web.Response(body=b"")
+        fail = int(h.get("X-Stub-Fail-First", cfg.fail_first))
+        if fail and state.failures[rid] < fail:
+            state.failures[rid] += 1
+            extra = {}
+            if "X-Stub-Retry-After" in h:
+                extra["Retry-After"] = h["X-Stub-Retry-After"]
+            status = int(h.get("X-Stub-Fail-Status", cfg.fail_status))
+            return _json(b'{"error": "injected failure"}', status, extra)
+        if "X-Stub-Status" in h:
+            return _json(b'{"error": "injected status"}', int(h["X-Stub-Status"]))
+    sleep_s = float(h.get("X-Stub-Sleep", cfg.sleep_s))
+    if sleep_s > 0:
+        await asyncio.sleep(sleep_s)
+    mode = h.get("X-Stub-Mode", cfg.mode)
+    if mode == "text":
+        return _json(TEXT_BODY)
+    if mode == "malformed":
+        return _json(MALFORMED_BODY)
+    if mode == "tool":
+        turns = int(h.get("X-Stub-Tool-Turns", cfg.tool_turns))
+        name = h.get("X-Stub-Tool-Name", cfg.tool_name)
+        try:
+            req = _REQ_DECODER.decode(raw)
+        except msgspec.DecodeError as exc:
+            return _json(_ENC.encode({"error": f"bad request body: {exc}"}), 400)
+        done = sum(1 for m in req.messages if m.role == "assistant")
+        if done < turns:
+            return _json(state.tool_body(name, done))
+        return _json(TEXT_BODY)
+    return _json(_ENC.encode({"error": f"unknown stub mode {mode!r}"}), 400)
+
+
+async def models(request: web.Request) -> web.Response:
+    return _json(MODELS_BODY)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    text = METRICS_TEXT.format(m=MODEL, running="5.0")
+    return web.Response(text=text, content_type="text/plain")
+
+
+async def health(request: web.Request) -> web.Response:
+    return web.Response(body=b"")
+
+
+async def recorded(request: web.Request) -> web.Response:
+    state: StubState = request.app["state"]
+    return _json(_ENC.encode(list(state.recorded)))
+
+
+def make_app(cfg: StubConfig) -> web.Application:
+    app = web.Application()
+    app["state"] = StubState(cfg)
+    app.router.add_post("/v1/chat/completions", chat_completions)
+    app.router.add_get("/v1/models", models)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/health", health)
+    app.router.add_get("/stub/requests", recorded)
+    return app
+
+
+async def _serve(cfg: StubConfig, host: str, port: int, reuse_port: bool) -> None:
+    runner = web.AppRunner(make_app(cfg), access_log=None, handle_signals=True)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None, backlog=4096)
+    await site.start()
+    server = site._server
+    assert server is not None and server.sockets
+    bound = server.sockets[0].getsockname()[1]
+    print(f"{READY_LINE}http://{host}:{bound}", flush=True)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m perf.stub_server", description=__doc__.split("\n")[0]
+    )
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=0, help="0 = pick a free port (printed)")
+    p.add_argument("--mode", choices=["text", "tool", "malformed"], default="text")
+    p.add_argument("--tool-turns", type=int, default=1)
+    p.add_argument("--tool-name", default="lookup")
+    p.add_argument("--sleep", type=float, default=0.0, help="seconds before each answer")
+    p.add_argument("--fail-first", type=int, default=0, help="fail N times per X-Request-ID")
+    p.add_argument("--fail-status", type=int, default=503)
+    p.add_argument("--record", action="store_true", help="keep the last 256 requests")
+    p.add_argument("--reuse-port", action="store_true", help="SO_REUSEPORT (several processes)")
+    a = p.parse_args(argv)
+    cfg = StubConfig(
+        a.mode, a.tool_turns, a.tool_name, a.sleep, a.fail_first, a.fail_status, a.record
+    )
+    try:
+        import uvloop
+
+        uvloop.install()
+    except ImportError:  # pragma: no cover - uvloop is a dependency
+        pass
+    try:
+        asyncio.run(_serve(cfg, a.host, a.port, a.reuse_port))
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+class StubProcess:
+    """One or more stub processes sharing a port (SO_REUSEPORT when more than one)."""
+
+    def __init__(self, procs: list[subprocess.Popen[str]], root: str) -> None:
+        self.procs = procs
+        self.root = root
+        self.url = root + "/v1"
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.procs]
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+            if p.stdout is not None:
+                p.stdout.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _spawn(args: list[str], timeout_s: float) -> tuple[subprocess.Popen[str], str]:
+    env = dict(os.environ)
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "perf.stub_server", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=env,
+    )
+    assert proc.stdout is not None
+    deadline = time.monotonic() + timeout_s
+    lines: list[str] = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if line.startswith(READY_LINE):
+            return proc, line[len(READY_LINE) :].strip()
+        lines.append(line)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError("stub server did not start; output:\n" + "".join(lines[-20:]))
+
+
+def start_stub(*args: str, processes: int = 1, timeout_s: float = 30.0) -> StubProcess:
+    """Start the stub in subprocess(es) with CLI `args`; returns once it accepts connections."""
+    extra = ["--reuse-port"] if processes > 1 else []
+    first, root = _spawn([*args, "--port", "0", *extra], timeout_s)
+    procs = [first]
+    try:
+        port = root.rsplit(":", 1)[1]
+        for _ in range(processes - 1):
+            procs.append(_spawn([*args, "--port", port, *extra], timeout_s)[0])
+    except BaseException:
+        StubProcess(procs, root).stop()
+        raise
+    return StubProcess(procs, root)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
