@@ -1,0 +1,87 @@
+"""GroupTravelBench loader: JSON Lines of multi-user group-trip tasks -> `Task`s.
+
+Task(benchmark="grouptravelbench", subset=<file stem without "_sample">, task_id=task_id).
+`travel` carries the TravelBench-shaped part (query, time, context) so that code reading the
+travel payload works unchanged; `instructions` is the query; the group-specific fields
+(metadata, user_preferences, initial_messages, difficulty) are kept verbatim in `extra`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench_data.decoding import iter_jsonl
+from bench_data.travelbench import LoadResult
+from bench_data.types import LoadIssue, Task, TaskLoadError, TravelBenchTask
+
+BENCHMARK = "grouptravelbench"
+
+
+class GroupTravelRecord(msgspec.Struct, forbid_unknown_fields=False):
+    """One line of GroupTravelBench's test.jsonl (fields the loader reads)."""
+
+    task_id: str
+    query: str
+    time: str
+    user_preferences: dict[str, Any]
+    initial_messages: list[dict[str, Any]]
+    context: str = ""
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    difficulty_score: float | None = None
+    difficulty_type: str = ""
+
+
+def subset_for_file(path: Path) -> str:
+    return path.name.removesuffix(".jsonl").removesuffix("_sample") or "test"
+
+
+def load_grouptravel_file(
+    path: Path | str,
+    subset: str | None = None,
+    *,
+    skip_bad: bool = False,
+    limit: int | None = None,
+) -> LoadResult:
+    """Load one GroupTravelBench JSONL file. Same error contract as the TravelBench loader."""
+    path = Path(path)
+    where = str(path)
+    subset = subset or subset_for_file(path)
+    tasks: list[Task] = []
+    issues: list[LoadIssue] = []
+    first_line: dict[str, int] = {}
+    for lineno, item in iter_jsonl(path, GroupTravelRecord):
+        if isinstance(item, LoadIssue):
+            issues.append(item)
+            continue
+        if not item.task_id.strip():
+            issues.append(LoadIssue(where, lineno, "task_id", "must not be empty"))
+            continue
+        if not item.user_preferences:
+            issues.append(LoadIssue(where, lineno, "user_preferences", "no group member"))
+            continue
+        if item.task_id in first_line:
+            issues.append(LoadIssue(where, lineno, "task_id",
+                                    f"duplicate task id {item.task_id!r} "
+                                    f"(first on line {first_line[item.task_id]})"))
+            continue
+        first_line[item.task_id] = lineno
+        travel = TravelBenchTask(trace_id=item.task_id, time=item.time, query=item.query,
+                                 context=item.context)
+        extra: dict[str, Any] = {
+            "metadata": item.metadata,
+            "user_preferences": item.user_preferences,
+            "initial_messages": item.initial_messages,
+            "difficulty_score": item.difficulty_score,
+            "difficulty_type": item.difficulty_type,
+        }
+        tasks.append(Task(benchmark=BENCHMARK, subset=subset, task_id=item.task_id,
+                          source=f"{where}:{lineno}", travel=travel,
+                          instructions=item.query, extra=extra))
+        if limit is not None and len(tasks) >= limit:
+            break
+    if issues and not skip_bad:
+        raise TaskLoadError(issues)
+    return LoadResult(tasks=tasks, issues=issues)

@@ -1,0 +1,131 @@
+"""VitaBench loader: `<domain>/tasks_en.json` (a JSON array of tasks) -> `Task`s.
+
+Each task becomes Task(benchmark="vitabench", subset=<domain>, task_id=id) with
+- `instructions`: the user's instruction text followed by a rendered user profile (what the
+  user simulator plays),
+- `rubrics`: the atomic rubric strings of `evaluation_criteria.overall_rubrics` (what the
+  sliding-window judge scores),
+- `extra`: the per-task environment database and the rest of the record, kept verbatim.
+
+The subset is the domain folder's name ("delivery", "instore"); the record's own `domain`
+string is not consistent in the release ("instore", "in-store", "in-store consumption") and
+is kept in `extra["domain"]`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from bench_data.decoding import convert_element, iter_json_array
+from bench_data.travelbench import LoadResult
+from bench_data.types import LoadIssue, Task, TaskLoadError
+
+BENCHMARK = "vitabench"
+TASK_FILE = "tasks_en.json"
+DOMAIN_ALIASES: dict[str, str] = {
+    "in-store": "instore",
+    "in-store consumption": "instore",
+    "in_store": "instore",
+}
+
+
+class VitaCriteria(msgspec.Struct, forbid_unknown_fields=False):
+    overall_rubrics: list[str]
+    expected_states: list[Any] = msgspec.field(default_factory=list)
+
+
+class VitaScenario(msgspec.Struct, forbid_unknown_fields=False):
+    user_profile: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class VitaTaskRecord(msgspec.Struct, forbid_unknown_fields=False):
+    """One element of VitaBench's tasks_en.json (fields the loader reads)."""
+
+    id: str
+    instructions: str
+    evaluation_criteria: VitaCriteria
+    environment: dict[str, Any]
+    domain: str = ""
+    user_scenario: VitaScenario = msgspec.field(default_factory=VitaScenario)
+    message_history: list[Any] = msgspec.field(default_factory=list)
+
+
+def canonical_domain(name: str) -> str:
+    return DOMAIN_ALIASES.get(name, name)
+
+
+def render_instructions(record: VitaTaskRecord) -> str:
+    """The user simulator's brief: the instruction text, then the persona as a bullet list."""
+    text = record.instructions.strip()
+    profile = record.user_scenario.user_profile
+    if profile:
+        lines = [f"- {key}: {value}" for key, value in profile.items() if value not in ("", None)]
+        text = f"{text}\n\nYour profile:\n" + "\n".join(lines)
+    return text
+
+
+def _subset_for(path: Path, record: VitaTaskRecord, subset: str | None) -> str:
+    if subset:
+        return canonical_domain(subset)
+    if path.name == TASK_FILE and path.parent.name:
+        return canonical_domain(path.parent.name)
+    return canonical_domain(record.domain) or "default"
+
+
+def load_vitabench_file(
+    path: Path | str,
+    subset: str | None = None,
+    *,
+    skip_bad: bool = False,
+    limit: int | None = None,
+) -> LoadResult:
+    """Load one VitaBench task file. Same error contract as the TravelBench loader."""
+    path = Path(path)
+    where = str(path)
+    tasks: list[Task] = []
+    issues: list[LoadIssue] = []
+    first_line: dict[str, int] = {}
+    for index, (line, obj) in enumerate(iter_json_array(path)):
+        if isinstance(obj, LoadIssue):
+            issues.append(obj)
+            continue
+        record = convert_element(where, line, obj, VitaTaskRecord, prefix=f"[{index}]")
+        if isinstance(record, LoadIssue):
+            issues.append(record)
+            continue
+        rubrics = [r.strip() for r in record.evaluation_criteria.overall_rubrics if r.strip()]
+        if not record.id.strip():
+            issues.append(LoadIssue(where, line, f"[{index}].id", "must not be empty"))
+            continue
+        if not rubrics:
+            issues.append(LoadIssue(where, line, f"[{index}].evaluation_criteria.overall_rubrics",
+                                    "no rubric to judge the task by"))
+            continue
+        if record.id in first_line:
+            issues.append(LoadIssue(where, line, f"[{index}].id",
+                                    f"duplicate task id {record.id!r} "
+                                    f"(first on line {first_line[record.id]})"))
+            continue
+        first_line[record.id] = line
+        extra: dict[str, Any] = {
+            "domain": record.domain,
+            "time": record.environment.get("time", ""),
+            "environment": record.environment,
+            "user_profile": record.user_scenario.user_profile,
+            "expected_states": record.evaluation_criteria.expected_states,
+            "message_history": record.message_history,
+            "instruction_text": record.instructions,
+        }
+        tasks.append(
+            Task(benchmark=BENCHMARK, subset=_subset_for(path, record, subset),
+                 task_id=record.id, source=f"{where}:{line}", rubrics=rubrics,
+                 instructions=render_instructions(record), extra=extra)
+        )
+        if limit is not None and len(tasks) >= limit:
+            break
+    if issues and not skip_bad:
+        raise TaskLoadError(issues)
+    return LoadResult(tasks=tasks, issues=issues)
