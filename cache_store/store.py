@@ -25,6 +25,7 @@ import struct
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Self
 
 import msgspec
 
@@ -72,7 +73,7 @@ class StoreWriter:
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
         self.tmp = self.path.with_name(self.path.name + f".tmp{os.getpid()}")
-        self._f = open(self.tmp, "wb")
+        self._f = open(self.tmp, "wb")  # noqa: SIM115 - closed by finish()/abort()
         self._f.write(b"\0" * _PREAMBLE_SIZE)
         self._pos = _PREAMBLE_SIZE
         self._sha = hashlib.sha256()
@@ -280,7 +281,7 @@ class CacheStore:
         except BufferError:  # a caller still holds a view; the map closes when it is dropped
             pass
 
-    def __enter__(self) -> CacheStore:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:

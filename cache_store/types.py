@@ -8,8 +8,9 @@ import msgspec
 
 # Where a tool result came from. `hit`: the imported store; `simulated`: the ICL simulator
 # (or its persisted answer); `overlay`: the live-mode overlay store; `error`: validation
-# failure or an execution error, returned to the agent as text.
-ToolSource = Literal["hit", "simulated", "overlay", "live", "error"]
+# failure or an execution error, returned to the agent as text; `miss`: no cached answer and
+# no simulator configured (the reference's "No cached data..." message; not an agent error).
+ToolSource = Literal["hit", "simulated", "overlay", "live", "error", "miss"]
 
 # Categories of tool-call errors (counted in trajectories and reports).
 ERROR_CATEGORIES = (

@@ -1,0 +1,136 @@
+"""Append-only miss log and content-addressed answer stores (simulated, live overlay).
+
+Miss log: JSON lines, each written by one `os.write` on an O_APPEND descriptor under an
+exclusive `flock`, so a crash loses at most the record being written; a torn last line is
+skipped on export. The imported store is never written.
+
+Answer stores: one file per answer under `<dir>/<hh>/<sha256>`, created by writing a temporary
+file and `link()`-ing it into place, which fails if the name exists: the first writer wins in
+every process, so all processes and reruns return identical bytes.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import time
+from collections import defaultdict
+from pathlib import Path
+
+import msgspec
+
+
+class MissRecord(msgspec.Struct):
+    tool: str
+    params: str                 # the reference's intermediate key (JSON of {"params", "time"})
+    simulated_result: str
+    timestamp: float
+    source: str = "simulated"   # simulated | live | miss | error
+
+
+class MissLog:
+    """The single writer of one miss-log file (one per Sandbox)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        self._enc = msgspec.json.Encoder()
+
+    def append(self, record: MissRecord) -> None:
+        line = self._enc.encode(record) + b"\n"
+        fcntl.flock(self._fd, fcntl.LOCK_EX)
+        try:
+            os.write(self._fd, line)
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_UN)
+
+    def flush(self) -> None:
+        if self._fd >= 0:
+            os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+
+
+def read_misses(path: str | Path) -> list[MissRecord]:
+    """All complete records; a torn or garbled line (crash mid-write) is skipped."""
+    dec = msgspec.json.Decoder(MissRecord)
+    out: list[MissRecord] = []
+    with open(path, "rb") as f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                break
+            try:
+                out.append(dec.decode(line))
+            except msgspec.DecodeError:
+                continue
+    return out
+
+
+def export_misses(log_path: str | Path, out_dir: str | Path, *, dedupe: bool = False) -> dict[str, int]:
+    """Write `<tool>_missed.json` files in the reference's shape; returns counts per tool."""
+    by_tool: dict[str, list[dict]] = defaultdict(list)
+    seen: set[tuple[str, str]] = set()
+    for r in read_misses(log_path):
+        if dedupe:
+            if (r.tool, r.params) in seen:
+                continue
+            seen.add((r.tool, r.params))
+        by_tool[r.tool].append({"params": r.params, "simulated_result": r.simulated_result,
+                                "timestamp": r.timestamp})
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    for tool, rows in by_tool.items():
+        tmp = out / f".{tool}_missed.json.tmp{os.getpid()}"
+        tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=1), encoding="utf-8")
+        os.replace(tmp, out / f"{tool}_missed.json")
+    return {t: len(r) for t, r in by_tool.items()}
+
+
+def content_address(*parts: str) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(p.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
+class AnswerStore:
+    """Write-once files addressed by a sha256; first writer wins across processes."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    def _path(self, address: str) -> Path:
+        return self.root / address[:2] / address
+
+    def get(self, address: str) -> str | None:
+        try:
+            return self._path(address).read_bytes().decode("utf-8", "surrogatepass")
+        except FileNotFoundError:
+            return None
+
+    def put(self, address: str, text: str) -> str:
+        """Persist `text` unless an answer exists; returns the answer that is now stored."""
+        path = self._path(address)
+        path.parent.mkdir(exist_ok=True)
+        tmp = path.with_name(f".{address}.{os.getpid()}.{time.monotonic_ns()}")
+        with open(tmp, "wb") as f:
+            f.write(text.encode("utf-8", "surrogatepass"))
+            f.flush()
+            os.fsync(f.fileno())
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            existing = self.get(address)
+            return existing if existing is not None else text
+        finally:
+            tmp.unlink(missing_ok=True)
+        return text

@@ -1,0 +1,240 @@
+"""The tool sandbox: validate -> exact hit -> (overlay | persisted simulation | live) -> simulate.
+
+One `Sandbox` serves every episode of a process (it holds no per-episode state). The imported
+store is read-only; simulated answers, live answers and the miss log live in separate files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from cache_store import keys
+from cache_store.persist import AnswerStore, MissLog, MissRecord, content_address
+from cache_store.simulator import build_messages, simulate
+from cache_store.store import CacheStore
+from cache_store.types import ToolOutcome
+from cache_store.validation import validate
+
+NO_SIMULATOR = json.dumps({"error": "No cached data and no LLM simulator configured"})
+
+
+class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
+    """How the sandbox answers tool calls. Every field has a default.
+
+    store: path of the imported store file (`agentsweep cache import`); "" = no cache at all.
+    simulator: answer misses with the ICL simulator (False: the reference's no-simulator error).
+    top_k: retrieved examples per simulated call (reference: 8).
+    embedder: embedder spec for `backends.embedder.make_embedder` (query side of retrieval);
+        must match the one the index was built with. "" = the index's recorded embedder.
+    prompt_version: simulator prompt file `prompts/tool_simulator_<version>.txt`; part of the
+        content address of simulated answers.
+    live_hook: "module:function" answering misses for cache warming, called as
+        fn(tool, arguments: dict, task_time: str) -> str (sync or async); answers go to the
+        overlay store, never into the imported one. "" = off.
+    miss_log: append-only JSON-lines miss log; "" = `<store>.misses.jsonl`.
+    simulated_store: directory of content-addressed simulated answers; "" = `<store>.simulated`.
+    overlay_store: directory of live-mode answers; "" = `<store>.overlay`.
+    validation: "strict" (schema types/enums too) or "reference" (what the reference checks).
+    simulator_max_tokens: output cap of one simulated answer.
+    index_backend: "auto" (FAISS GPU/CPU, torch fallback), "faiss" or "torch".
+    """
+
+    store: str = ""
+    simulator: bool = True
+    top_k: int = 8
+    embedder: str = ""
+    prompt_version: str = "v1"
+    live_hook: str = ""
+    miss_log: str = ""
+    simulated_store: str = ""
+    overlay_store: str = ""
+    validation: Literal["strict", "reference"] = "strict"
+    simulator_max_tokens: int = 2048
+    index_backend: Literal["auto", "faiss", "torch"] = "auto"
+
+
+def _load_hook(spec: str) -> Any:
+    module, _, func = spec.partition(":")
+    if not module or not func:
+        raise ValueError(f"live_hook {spec!r}: expected 'module:function'")
+    return getattr(importlib.import_module(module), func)
+
+
+class Sandbox:
+    """Answers tool calls for all episodes of one process (see module doc for the order)."""
+
+    def __init__(self, settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
+                 store: CacheStore | None, simulator_client: Any | None, simulator_model: str,
+                 embedder: Any | None = None, index: Any | None = None) -> None:
+        self.settings = settings
+        self._tools = tool_schemas
+        self._fn = {t["function"]["name"]: t["function"] for t in tool_schemas}
+        self.store = store
+        self.client = simulator_client
+        self.model = simulator_model
+        self.embedder = embedder
+        self.index = index
+        base = settings.store or "sandbox"
+        self.miss_log = MissLog(settings.miss_log or f"{base}.misses.jsonl")
+        self.simulated = AnswerStore(settings.simulated_store or f"{base}.simulated")
+        self.overlay = AnswerStore(settings.overlay_store or f"{base}.overlay") \
+            if settings.live_hook else None
+        self._hook = _load_hook(settings.live_hook) if settings.live_hook else None
+        self._inflight: dict[str, asyncio.Future[ToolOutcome]] = {}
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self._tools
+
+    async def call(self, name: str, arguments: str, *, task_time: str) -> ToolOutcome:
+        t0 = time.perf_counter()
+        out = await self._call(name, arguments, task_time)
+        out.latency_s = time.perf_counter() - t0
+        return out
+
+    async def _call(self, name: str, arguments: str, task_time: str) -> ToolOutcome:
+        fn = self._fn.get(name)
+        if fn is None:
+            return _error("unknown_tool", f"工具不存在: {name}")
+        try:
+            args = json.loads(arguments) if arguments.strip() else {}
+        except (ValueError, RecursionError) as exc:
+            return _error("malformed_json", f"参数不是合法的 JSON: {exc}")
+        if not isinstance(args, dict):
+            return _error("malformed_json", f"参数必须是 JSON 对象, 得到 {type(args).__name__}")
+        bad = validate(name, args, fn.get("parameters", {}), task_time, self.settings.validation)
+        if bad is not None:
+            return ToolOutcome(content=bad[1], source="error", error_category=bad[0])
+        key = keys.normalize_call(args, task_time)
+        if self.store is not None:
+            hit = self.store.get(name, key)
+            if hit is not None:
+                return ToolOutcome(content=hit, source="hit", cache_key=key)
+        if self.overlay is not None:
+            ans = self.overlay.get(content_address(name, key))
+            if ans is not None:
+                return ToolOutcome(content=ans, source="overlay", cache_key=key)
+        if self._hook is not None:
+            return await self._live(name, args, task_time, key)
+        if not self.settings.simulator or self.client is None:
+            self._log(name, args, task_time, NO_SIMULATOR, "miss")
+            return ToolOutcome(content=NO_SIMULATOR, source="miss", cache_key=key)
+        params = keys.params_json(args)
+        addr = content_address(name, params, self.model, self.settings.prompt_version)
+        ans = self.simulated.get(addr)
+        if ans is not None:
+            return ToolOutcome(content=ans, source="simulated", cache_key=key)
+        fut = self._inflight.get(addr)
+        if fut is not None:  # the same miss is being simulated for another episode
+            return msgspec.structs.replace(await asyncio.shield(fut), cache_key=key)
+        fut = asyncio.get_running_loop().create_future()
+        self._inflight[addr] = fut
+        try:
+            out = await self._simulate(name, fn, args, task_time, key, params, addr)
+            fut.set_result(out)
+            return out
+        except BaseException as exc:
+            fut.set_exception(exc)
+            fut.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            del self._inflight[addr]
+
+    async def _simulate(self, name: str, fn: dict, args: dict, task_time: str, key: str,
+                        params: str, addr: str) -> ToolOutcome:
+        from backends.errors import InfrastructureError
+
+        examples = await self.retrieve(name, params, addr)
+        messages = build_messages(fn, args, examples, self.settings.prompt_version)
+        try:
+            text = await simulate(self.client, self.model, messages,
+                                  max_tokens=self.settings.simulator_max_tokens)
+        except InfrastructureError:
+            raise  # the scheduler retries the episode
+        except Exception as exc:  # noqa: BLE001 - unusable answer: a tool execution error
+            msg = json.dumps({"error": f"LLM simulation failed: {exc}"}, ensure_ascii=False)
+            self._log(name, args, task_time, msg, "error")
+            return ToolOutcome(content=msg, source="error", error_category="execution_error",
+                               cache_key=key)
+        text = self.simulated.put(addr, text)  # first writer wins across processes
+        self._log(name, args, task_time, text, "simulated")
+        return ToolOutcome(content=text, source="simulated", cache_key=key,
+                           n_examples=len(examples))
+
+    async def retrieve(self, name: str, params: str, addr: str) -> list[tuple[str, str]]:
+        """Top-k (params, result) examples: embedding search, else a seeded sample."""
+        if self.store is None or self.store.n_entries(name) == 0:
+            return []
+        k = min(self.settings.top_k, self.store.n_entries(name))
+        ids: list[int] = []
+        tindex = self.index.tool(name) if self.index is not None and self.embedder else None
+        if tindex is not None and tindex.n == self.store.n_entries(name):
+            vec = (await self.embedder.embed([keys.embedding_text(params)]))[0]
+            ids = tindex.search(vec, k)
+        if not ids:  # reference: random sample; here seeded by the call, so reruns agree
+            ids = random.Random(addr).sample(range(self.store.n_entries(name)), k)
+        out = []
+        for i in ids:
+            key, result = self.store.entry(name, i)
+            out.append((keys.params_from_key(key), result))
+        return out
+
+    async def _live(self, name: str, args: dict, task_time: str, key: str) -> ToolOutcome:
+        from backends.errors import InfrastructureError
+
+        try:
+            res = self._hook(name, args, task_time)
+            if inspect.isawaitable(res):
+                res = await res
+            text = res if isinstance(res, str) else json.dumps(res, ensure_ascii=False)
+        except InfrastructureError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - any failure of the user hook
+            msg = json.dumps({"error": f"live tool failed: {exc}"}, ensure_ascii=False)
+            return ToolOutcome(content=msg, source="error", error_category="execution_error")
+        assert self.overlay is not None
+        text = self.overlay.put(content_address(name, key), text)
+        self._log(name, args, task_time, text, "live")
+        return ToolOutcome(content=text, source="live", cache_key=key)
+
+    def _log(self, name: str, args: dict, task_time: str, result: str, source: str) -> None:
+        self.miss_log.append(MissRecord(tool=name, params=keys.intermediate_key(args, task_time),
+                                        simulated_result=result, timestamp=time.time(),
+                                        source=source))
+
+    def close(self) -> None:
+        """Flush and close the miss-log writer (call once, at process shutdown)."""
+        self.miss_log.close()
+
+
+def _error(category: str, message: str) -> ToolOutcome:
+    return ToolOutcome(content=json.dumps({"error": message}, ensure_ascii=False),
+                       source="error", error_category=category)
+
+
+async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
+                       simulator_client: Any | None, simulator_model: str,
+                       embedder: Any | None = None) -> Sandbox:
+    """Open the store (and its index, if built) and return the process-wide Sandbox."""
+    store = CacheStore(settings.store) if settings.store else None
+    index = None
+    if store is not None and settings.simulator and Path(settings.store + ".index").exists():
+        from cache_store.index import EmbeddingIndex
+
+        index = EmbeddingIndex(settings.store, backend=settings.index_backend)
+        if embedder is None:
+            from backends.embedder import make_embedder
+
+            embedder = make_embedder(settings.embedder or index.meta.embedder)
+    return Sandbox(settings, tool_schemas=tool_schemas, store=store,
+                   simulator_client=simulator_client, simulator_model=simulator_model,
+                   embedder=embedder, index=index)
