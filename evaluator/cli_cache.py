@@ -1,0 +1,92 @@
+"""`agentsweep cache import | index | misses | synth`: build and inspect tool-cache stores."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+DEFAULT_SCHEMAS = "../shared/data/travelbench/tool_schemas.json"
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("cache", help="tool-cache stores: import, index, misses, synth")
+    sub = p.add_subparsers(dest="cache_command", metavar="ACTION", required=True)
+
+    imp = sub.add_parser("import", help="release-layout JSON directory -> memory-mapped store")
+    imp.add_argument("src", help="directory of <tool>_cache.json files")
+    imp.add_argument("--out", required=True, help="store file to write")
+    imp.add_argument("--force", action="store_true", help="re-import even if unchanged")
+    imp.add_argument("--verify", action="store_true", help="full checksum pass after import")
+    imp.set_defaults(func=_import)
+
+    idx = sub.add_parser("index", help="build the per-tool embedding index of a store")
+    idx.add_argument("store")
+    idx.add_argument("--embedder", default="local",
+                     help="embedder spec for backends.embedder.make_embedder (default: local MiniLM)")
+    idx.add_argument("--batch", type=int, default=256)
+    idx.set_defaults(func=_index)
+
+    mis = sub.add_parser("misses", help="export a miss log as <tool>_missed.json files")
+    mis.add_argument("log", help="miss log (JSON lines), e.g. STORE.misses.jsonl")
+    mis.add_argument("--out", required=True, help="directory for <tool>_missed.json")
+    mis.add_argument("--dedupe", action="store_true", help="one record per (tool, call)")
+    mis.set_defaults(func=_misses)
+
+    syn = sub.add_parser("synth", help="write a SYNTHETIC release-layout cache (benchmarks)")
+    syn.add_argument("out", help="directory to write")
+    syn.add_argument("--entries", type=int, default=250_000)
+    syn.add_argument("--schemas", default=DEFAULT_SCHEMAS, help="tool schemas (OpenAI format)")
+    syn.add_argument("--seed", type=int, default=0)
+    syn.set_defaults(func=_synth)
+
+
+def _import(args: argparse.Namespace) -> int:
+    from cache_store.importer import CacheImportError, import_cache
+    from cache_store.store import CacheStore, CorruptStoreError
+
+    try:
+        header = import_cache(args.src, args.out, force=args.force)
+        if args.verify:
+            with CacheStore(args.out) as store:
+                store.verify()
+    except (CacheImportError, CorruptStoreError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    tag = " (SYNTHETIC)" if header.synthetic else ""
+    print(f"{args.out}: {header.n_entries} entries over {len(header.tools)} tools{tag}")
+    for t in header.tools:
+        print(f"  {t.name}: {t.n_entries}")
+    return 0
+
+
+def _index(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from backends.embedder import make_embedder
+
+    from cache_store.index import build_index
+
+    embedder = make_embedder(args.embedder)
+    meta = asyncio.run(build_index(args.store, embedder, embedder_name=args.embedder,
+                                   batch=args.batch))
+    print(f"index: {sum(meta.rows.values())} rows, dim {meta.dim}, embedder {meta.embedder}")
+    return 0
+
+
+def _misses(args: argparse.Namespace) -> int:
+    from cache_store.persist import export_misses
+
+    counts = export_misses(args.log, args.out, dedupe=args.dedupe)
+    print(json.dumps(counts, ensure_ascii=False))
+    return 0
+
+
+def _synth(args: argparse.Namespace) -> int:
+    from cache_store.synth import generate
+
+    schemas = json.loads(Path(args.schemas).read_text(encoding="utf-8"))
+    counts = generate(args.out, schemas, args.entries, args.seed)
+    print(f"SYNTHETIC cache: {sum(counts.values())} entries in {args.out}")
+    return 0
