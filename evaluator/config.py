@@ -1,0 +1,424 @@
+"""The run configuration: one TOML file validated by msgspec, every field documented and defaulted.
+
+An empty file (or none at all) runs the built-in sample benchmark on the embedded engine with
+small token budgets. CLI flags only override fields (`apply_overrides`). Errors name the file,
+the line and the field: unknown keys, wrong types and bad values all raise `ConfigError`.
+
+`docs/config.md` is generated from the docstrings below (`python -m evaluator.config --doc`).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from backends.types import Endpoint, SamplingParams
+from evaluator.judges.settings import JudgeSettings
+
+try:  # the sandbox settings belong to cache_store; fall back to a local table until it lands
+    from cache_store.sandbox import SandboxSettings
+except ImportError:  # pragma: no cover - depends on the build order of the packages
+
+    class SandboxSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):  # type: ignore[no-redef]
+        """Tool sandbox settings (placeholder until cache_store.sandbox lands)."""
+
+
+class ConfigError(ValueError):
+    """A bad configuration: message names the file (or CLI flag), the line and the field."""
+
+
+class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+    """Which tasks to run.
+
+    dataset: a built-in dataset name ("sample", "travelbench", ...) or a path to a task file
+        or directory.
+    subsets: subsets to run, e.g. ["single_turn", "multi_turn", "unsolvable"]; empty = all.
+    limit: at most this many tasks per subset (0 = all).
+    data_dir: where the real benchmark files live (empty = the loader's default lookup).
+    skip_bad: skip malformed task records (they are listed in the manifest) instead of failing.
+    """
+
+    dataset: str = "sample"
+    subsets: list[str] = msgspec.field(default_factory=list)
+    limit: int = 0
+    data_dir: str = ""
+    skip_bad: bool = False
+
+    def __post_init__(self) -> None:
+        if self.limit < 0:
+            raise ValueError(f"limit must be >= 0, got {self.limit}")
+
+
+class RoleConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+    """One model role: where it is served and how it samples.
+
+    endpoint: `base_url` ("embedded" = the engine agentsweep starts for the run, or an
+        OpenAI-compatible root such as "http://host:8000/v1"), `model` (empty = the first model
+        the server lists), `api_key`, `timeout_s` (per request, retries included),
+        `max_retries` (per request, on connection errors / 429 / 5xx), `extra_headers`.
+    sampling: `temperature`, `top_p`, `max_tokens`, `seed` (unset = the unit's derived seed),
+        `n`, `stop`.
+    """
+
+    endpoint: Endpoint = msgspec.field(default_factory=Endpoint)
+    sampling: SamplingParams = msgspec.field(default_factory=SamplingParams)
+
+
+class ProtocolConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+    """How episodes are driven.
+
+    max_steps: agent calls per user turn (bounds the tool loop).
+    max_turns: user turns in multi-turn dialogues.
+    finish_marker: the user simulator ends the dialogue by writing it.
+    unsolvable_tags: refusal tags that end an unsolvable episode.
+    language: prompt language; "auto" follows the task text.
+    entry: a custom protocol "module:function" used for every task instead of the subset's
+        built-in protocol (empty = built-in).
+    """
+
+    max_steps: int = 6
+    max_turns: int = 4
+    finish_marker: str = "##FINISH##"
+    unsolvable_tags: list[str] = msgspec.field(
+        default_factory=lambda: ["[Unsolvable]", "[Unsolved]"]
+    )
+    language: str = "auto"
+    entry: str = ""
+
+    def __post_init__(self) -> None:
+        if self.max_steps < 1:
+            raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
+        if self.max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+
+
+class AdmissionConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+    """Per-endpoint admission control of model requests.
+
+    initial_cap: requests in flight per endpoint at the start.
+    min_cap / max_cap: bounds of the adaptive cap.
+    adaptive: adapt the cap to the server's `/metrics` (vLLM: requests waiting, KV-cache usage,
+        preemptions); off, or when the server has no metrics, the cap stays at initial_cap.
+    poll_interval_s: how often `/metrics` is scraped (by a separate task).
+    waiting_per_running: target queue: grow while waiting <= this x running (keeps the server
+        saturated), shrink when waiting exceeds twice that.
+    kv_high: shrink when KV-cache usage is above this fraction (avoids preemption storms).
+    increase: additive increase per poll while the cap is binding and the server has room.
+    decrease: multiplicative decrease factor on overload or new preemptions.
+    send_priority: also send vLLM's `priority` field (continuing episodes 0, new ones 1);
+        needs a server started with `--scheduling-policy priority`.
+    """
+
+    initial_cap: int = 64
+    min_cap: int = 4
+    max_cap: int = 4096
+    adaptive: bool = True
+    poll_interval_s: float = 1.0
+    waiting_per_running: float = 0.25
+    kv_high: float = 0.92
+    increase: int = 8
+    decrease: float = 0.7
+    send_priority: bool = False
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.min_cap <= self.initial_cap <= self.max_cap:
+            raise ValueError("need 1 <= min_cap <= initial_cap <= max_cap")
+        if not 0.0 < self.decrease < 1.0:
+            raise ValueError(f"decrease must be in (0, 1), got {self.decrease}")
+        if self.poll_interval_s <= 0:
+            raise ValueError("poll_interval_s must be > 0")
+
+
+class RetryConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+    """Episode-level retries of infrastructure failures (connection loss, 5xx after retries).
+
+    max_attempts: attempts per unit; when exhausted the unit goes to failures.jsonl (never an
+        agent failure) and is retried by `--resume`.
+    backoff_s / backoff_cap_s: exponential backoff between attempts (full jitter).
+    """
+
+    max_attempts: int = 3
+    backoff_s: float = 1.0
+    backoff_cap_s: float = 30.0
+
+    def __post_init__(self) -> None:
+        if self.max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {self.max_attempts}")
+
+
+class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+    """A whole run.
+
+    name: run name (the run directory under `out`); empty = "<dataset>-<UTC timestamp>".
+    out: directory that holds run directories.
+    trials: trials per task (pass@k needs k <= trials).
+    seed: base seed; unit seeds are hash(seed, task, trial), so a rerun reproduces them.
+    concurrency: episodes in flight at most.
+    shutdown_grace_s: on Ctrl-C, how long in-flight episodes may take to finish before they
+        are cancelled (cancelled ones are not recorded and rerun on resume).
+    fsync: fsync the episodes file after each written batch.
+    progress: "auto" (a live line when stderr is a TTY), "plain" (a line every few seconds),
+        "off".
+    data, agent, user, tool_simulator, judge, protocol, sandbox, admission, retry: the tables
+        documented below.
+    """
+
+    name: str = ""
+    out: str = "runs"
+    trials: int = 1
+    seed: int = 0
+    concurrency: int = 64
+    shutdown_grace_s: float = 30.0
+    fsync: bool = True
+    progress: Literal["auto", "plain", "off"] = "auto"
+    data: DataConfig = msgspec.field(default_factory=DataConfig)
+    agent: RoleConfig = msgspec.field(
+        default_factory=lambda: RoleConfig(sampling=SamplingParams(temperature=0.0, max_tokens=160))
+    )
+    user: RoleConfig = msgspec.field(
+        default_factory=lambda: RoleConfig(sampling=SamplingParams(temperature=0.0, max_tokens=96))
+    )
+    tool_simulator: RoleConfig = msgspec.field(
+        default_factory=lambda: RoleConfig(sampling=SamplingParams(temperature=0.0, max_tokens=160))
+    )
+    judge: JudgeSettings = msgspec.field(
+        default_factory=lambda: JudgeSettings(
+            sampling=SamplingParams(temperature=0.0, max_tokens=320)
+        )
+    )
+    protocol: ProtocolConfig = msgspec.field(default_factory=ProtocolConfig)
+    sandbox: SandboxSettings = msgspec.field(default_factory=SandboxSettings)
+    admission: AdmissionConfig = msgspec.field(default_factory=AdmissionConfig)
+    retry: RetryConfig = msgspec.field(default_factory=RetryConfig)
+
+    def __post_init__(self) -> None:
+        if self.trials < 1:
+            raise ValueError(f"trials must be >= 1, got {self.trials}")
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+
+
+# --------------------------------------------------------------------------- loading
+
+
+def load_config(
+    path: str | Path | None = None,
+    overrides: list[tuple[str, Any, str]] | None = None,
+    *,
+    text: str | None = None,
+) -> tuple[RunConfig, str]:
+    """Read, override and validate a config. Returns (config, the TOML text as given).
+
+    `overrides`: (dotted key, value, origin) triples applied before validation; `origin` names
+    the flag in error messages (e.g. "--limit").
+    """
+    source = str(path) if path is not None else "<defaults>"
+    if text is None:
+        if path is not None:
+            try:
+                text = Path(path).read_text(encoding="utf-8")
+            except OSError as exc:
+                raise ConfigError(f"{source}: cannot read config: {exc.strerror}") from None
+        else:
+            text = ""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    check_unknown_keys(raw, RunConfig, source, text)
+    origins: dict[str, str] = {}
+    for key, value, origin in overrides or []:
+        set_dotted(raw, key, value, origin)
+        origins[key] = origin
+    check_unknown_keys(raw, RunConfig, source, text, origins)
+    try:
+        config = msgspec.convert(raw, RunConfig, strict=True)
+    except msgspec.ValidationError as exc:
+        raise _located(str(exc), source, text, origins) from None
+    return config, text
+
+
+def parse_override(item: str) -> tuple[str, Any]:
+    """`key.path=value` -> (key.path, value); the value is read as TOML, else as a string."""
+    key, sep, value = item.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ConfigError(f"--set {item!r}: expected key.path=value")
+    try:
+        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        parsed = value.strip()
+    return key, parsed
+
+
+def set_dotted(raw: dict[str, Any], key: str, value: Any, origin: str) -> None:
+    node = raw
+    parts = key.split(".")
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ConfigError(f"{origin}: `{key}`: `{part}` is not a table")
+        node = child
+    node[parts[-1]] = value
+
+
+def _struct_fields(tp: Any) -> dict[str, Any] | None:
+    """name -> field type of a msgspec Struct type, else None."""
+    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
+        info = msgspec.inspect.type_info(tp)
+        return {f.encode_name: f for f in info.fields}  # type: ignore[attr-defined]
+    return None
+
+
+def check_unknown_keys(
+    raw: Any,
+    tp: type,
+    source: str,
+    text: str,
+    origins: dict[str, str] | None = None,
+    prefix: str = "",
+) -> None:
+    """Reject keys no field defines, at any depth (Endpoint/SamplingParams included)."""
+    fields = _struct_fields(tp)
+    if fields is None or not isinstance(raw, dict):
+        return
+    for key, value in raw.items():
+        path = f"{prefix}{key}"
+        field = fields.get(key)
+        if field is None:
+            known = ", ".join(sorted(fields))
+            msg = f"unknown key `{path}` (known keys here: {known})"
+            raise _located(msg, source, text, origins or {}, path)
+        sub = _inner_struct(field.type)
+        if sub is not None:
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    check_unknown_keys(item, sub, source, text, origins, f"{path}[{i}].")
+            else:
+                check_unknown_keys(value, sub, source, text, origins, f"{path}.")
+
+
+def _inner_struct(t: msgspec.inspect.Type) -> type | None:
+    if isinstance(t, msgspec.inspect.StructType):
+        return t.cls
+    if isinstance(t, msgspec.inspect.ListType) and isinstance(t.item_type, msgspec.inspect.StructType):
+        return t.item_type.cls
+    return None
+
+
+_PATH_RE = re.compile(r"at `\$\.?([^`]*)`")
+
+
+def _located(
+    msg: str, source: str, text: str, origins: dict[str, str], path: str | None = None
+) -> ConfigError:
+    if path is None:
+        m = _PATH_RE.search(msg)
+        path = m.group(1) if m else ""
+        msg = _PATH_RE.sub("", msg).rstrip(" -")
+    first = re.match(r"(?:\w+\.)*(\w+) (?:must|:)", msg)
+    if first and locate_line(text, f"{path}.{first.group(1)}".strip(".")):
+        path = f"{path}.{first.group(1)}".strip(".")  # a value check names its own field
+    elif first and not path:
+        path = first.group(1)
+    dotted = re.sub(r"\[\d+\]", "", path)
+    for key, origin in origins.items():
+        if dotted == key or dotted.startswith(key + "."):
+            return ConfigError(f"{origin} ({key}): {msg}")
+    line = locate_line(text, dotted) if dotted else 0
+    where = f"{source}:{line}" if line else source
+    field = f" field `{path}`:" if path else ""
+    return ConfigError(f"{where}:{field} {msg}")
+
+
+_HEADER_RE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
+_KEY_RE = re.compile(r"^\s*([A-Za-z0-9_.\"' -]+?)\s*=")
+
+
+def locate_line(text: str, dotted: str) -> int:
+    """1-based line that defines `dotted` in TOML text (best effort; 0 = not found)."""
+    table = ""
+    best = 0
+    for n, line in enumerate(text.splitlines(), 1):
+        h = _HEADER_RE.match(line)
+        if h:
+            table = h.group(1).replace(" ", "").replace('"', "")
+            if table == dotted and not best:
+                best = n
+            continue
+        k = _KEY_RE.match(line)
+        if not k:
+            continue
+        key = k.group(1).replace(" ", "").replace('"', "")
+        full = f"{table}.{key}" if table else key
+        if full == dotted:
+            return n
+        if dotted.startswith(full + ".") and not best:
+            best = n  # an inline table or dotted parent that holds the field
+    return best
+
+
+# --------------------------------------------------------------------------- docs
+
+
+def plain(value: Any) -> Any:
+    """A Struct tree as plain data with every field, defaults included (omit_defaults ignored)."""
+    if isinstance(value, msgspec.Struct):
+        return {f: plain(getattr(value, f)) for f in value.__struct_fields__}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+def config_doc() -> str:
+    """Markdown reference of every table, field and default (docs/config.md)."""
+    out = ["# Configuration reference", "", "Generated by `python -m evaluator.config --doc`.", ""]
+    cfg = RunConfig()
+    tables: list[tuple[str, Any, str]] = [("", cfg, RunConfig.__doc__ or "")]
+    for name in ("data", "agent", "user", "tool_simulator", "judge", "protocol", "sandbox",
+                 "admission", "retry"):
+        value = getattr(cfg, name)
+        tables.append((name, value, type(value).__doc__ or ""))
+    for name, value, doc in tables:
+        out.append(f"## `[{name}]`" if name else "## top level")
+        out.append("")
+        out.append("```text\n" + _dedent(doc) + "\n```")
+        out.append("")
+        out.append("| key | default |")
+        out.append("| --- | --- |")
+        built = plain(value)
+        out.extend(_rows(built, f"{name}." if name else "", top=not name))
+        out.append("")
+    return "\n".join(out)
+
+
+def _rows(built: dict[str, Any], prefix: str, top: bool) -> list[str]:
+    rows = []
+    for key, value in built.items():
+        if isinstance(value, dict) and not top:
+            rows.extend(_rows(value, f"{prefix}{key}.", top=False))
+        elif isinstance(value, dict):
+            continue
+        else:
+            rows.append(f"| `{prefix}{key}` | `{msgspec.json.encode(value).decode()}` |")
+    return rows
+
+
+def _dedent(doc: str) -> str:
+    import textwrap
+
+    first, _, rest = doc.partition("\n")
+    return (first.strip() + "\n" + textwrap.dedent(rest)).strip()
+
+
+if __name__ == "__main__":
+    import sys
+
+    if "--doc" in sys.argv:
+        print(config_doc())
