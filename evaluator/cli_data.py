@@ -1,0 +1,84 @@
+"""`agentsweep data list` and `agentsweep data check PATH`."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from bench_data import registry
+from bench_data.travelbench import TOOL_SCHEMAS_FILE, check_tool_schemas
+from bench_data.types import LoadIssue
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser("data", help="list and check benchmark data")
+    data_sub = parser.add_subparsers(dest="data_command", metavar="ACTION")
+
+    p_list = data_sub.add_parser("list", help="datasets, subsets, task counts, paths, licenses")
+    p_list.add_argument("--data-dir", type=Path, default=None,
+                        help=f"benchmark data directory (default: ${registry.DATA_DIR_ENV}, "
+                             "then ../shared/data)")
+    p_list.set_defaults(func=cmd_list)
+
+    p_check = data_sub.add_parser(
+        "check", help="validate a task file, tool-schema file, directory or dataset name")
+    p_check.add_argument("path", help="file, directory, or dataset name (sample, travelbench...)")
+    p_check.add_argument("--data-dir", type=Path, default=None,
+                         help="data directory for dataset names")
+    p_check.set_defaults(func=cmd_check)
+
+    parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _usage(parser: argparse.ArgumentParser) -> int:
+    parser.print_help()
+    return 2
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    try:
+        infos = registry.list_datasets(args.data_dir)
+    except FileNotFoundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for info in infos:
+        kind = "built-in" if info.builtin else ("available" if info.available else "not found")
+        print(f"{info.name}  [{info.benchmark}, {kind}]")
+        print(f"  path:    {info.path or '(no data directory)'}")
+        if info.available:
+            subsets = ", ".join(f"{name} {count}" for name, count in info.subsets.items())
+            print(f"  tasks:   {info.task_count} ({subsets})")
+            print(f"  license: {info.license}")
+            if info.issues:
+                print(f"  issues:  {info.issues} bad records (run `agentsweep data check "
+                      f"{info.path}`)")
+    if not any(i.available and not i.builtin for i in infos):
+        print(f"\nno benchmark data found: pass --data-dir or set ${registry.DATA_DIR_ENV}")
+    return 0
+
+
+def check_path(target: str, data_dir: Path | None = None) -> tuple[str, list[LoadIssue]]:
+    """(what loaded, in words; every issue) for a file, directory or dataset name."""
+    path = Path(target)
+    if path.is_file() and path.name == TOOL_SCHEMAS_FILE:
+        tools, issues = check_tool_schemas(path)
+        return f"{len(tools)} good tools", issues
+    task_set = registry.load_tasks(target, data_dir=data_dir, skip_bad=True)
+    loaded = f"{len(task_set.tasks)} good tasks"
+    if task_set.tool_schemas:
+        loaded += f", {len(task_set.tool_schemas)} tools"
+    return loaded, task_set.issues
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        good, issues = check_path(args.path, args.data_dir)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for issue in issues:
+        print(str(issue))
+    summary = f"{args.path}: {good}, {len(issues)} issue(s)"
+    print(summary, file=sys.stderr if issues else sys.stdout)
+    return 1 if issues else 0
