@@ -1,0 +1,193 @@
+"""Run telemetry: plain counters bumped on the hot path, rendered by a separate task.
+
+Episode code only increments integers (`Counters`); `progress_task` wakes every second or so,
+computes rates from deltas and writes one line to stderr (live `\\r` line on a TTY, or a plain
+line every few seconds). `Summary` folds finished records into the end-of-run summary.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable
+from typing import TextIO
+
+from backends.types import Usage
+from evaluator.records import EpisodeRecord
+
+
+class Counters:
+    """Monotonic counters of one run (plus a few gauges). Only integers on the hot path."""
+
+    __slots__ = (
+        "cached_tokens",
+        "calls",
+        "calls_in_flight",
+        "completion_tokens",
+        "episodes_done",
+        "episodes_in_flight",
+        "errors",
+        "infra_failures",
+        "infra_retries",
+        "prefix_hit_rate",
+        "prompt_tokens",
+        "started",
+        "tool_calls",
+        "tool_errors",
+        "tool_hits",
+        "tool_simulated",
+        "units_skipped",
+        "units_total",
+    )
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.units_total = 0
+        self.units_skipped = 0  # finished before this process started (resume)
+        self.episodes_done = 0
+        self.episodes_in_flight = 0
+        self.infra_failures = 0  # units whose infra retries were exhausted
+        self.infra_retries = 0  # episode attempts lost to infrastructure errors
+        self.errors = 0  # episodes that raised something else (bugs, 4xx): failures.jsonl
+        self.calls = 0
+        self.calls_in_flight = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cached_tokens = 0
+        self.tool_calls = 0
+        self.tool_hits = 0
+        self.tool_simulated = 0
+        self.tool_errors = 0
+        self.prefix_hit_rate: float | None = None  # from the server's /metrics, when known
+
+    def add_usage(self, usage: Usage) -> None:
+        self.calls += 1
+        self.prompt_tokens += usage.prompt_tokens
+        self.completion_tokens += usage.completion_tokens
+        self.cached_tokens += usage.cached_tokens
+
+    def add_record(self, record: EpisodeRecord) -> None:
+        self.episodes_done += 1
+        for call in record.tool_calls:
+            self.tool_calls += 1
+            if call.source == "hit":
+                self.tool_hits += 1
+            elif call.source == "simulated":
+                self.tool_simulated += 1
+            elif call.source == "error":
+                self.tool_errors += 1
+
+
+def _rate(num: float, den: float) -> str:
+    return f"{num / den:.0%}" if den > 0 else "-"
+
+
+def progress_line(c: Counters, dt: float, d_eps: int, d_tokens: int) -> str:
+    done = c.episodes_done + c.units_skipped
+    parts = [
+        f"{done}/{c.units_total} episodes",
+        f"{c.episodes_in_flight} running",
+        f"{d_eps / dt:.1f} ep/s" if dt > 0 else "- ep/s",
+        f"{d_tokens / dt:.0f} tok/s" if dt > 0 else "- tok/s",
+        f"prompt cached {_rate(c.cached_tokens, c.prompt_tokens)}",
+    ]
+    if c.prefix_hit_rate is not None:
+        parts.append(f"server prefix hits {c.prefix_hit_rate:.0%}")
+    parts.append(f"tool cache hits {_rate(c.tool_hits, c.tool_calls)}")
+    parts.append(f"errors {c.errors + c.infra_failures} (infra retries {c.infra_retries})")
+    return " | ".join(parts)
+
+
+async def progress_task(
+    counters: Counters,
+    mode: str,
+    stream: TextIO | None = None,
+    interval_s: float = 1.0,
+    extra: Callable[[], None] | None = None,
+) -> None:
+    """Render the progress line until cancelled. mode: "auto" (TTY only), "plain", "off"."""
+    stream = stream or sys.stderr
+    tty = stream.isatty()
+    if mode == "off" or (mode == "auto" and not tty):
+        return
+    live = tty and mode == "auto"
+    every = 1 if live else max(1, round(5.0 / interval_s))
+    last_t = time.monotonic()
+    last_eps = counters.episodes_done
+    last_tok = counters.completion_tokens
+    tick = 0
+    try:
+        while True:
+            await asyncio.sleep(interval_s)
+            tick += 1
+            if extra is not None:
+                extra()
+            if tick % every:
+                continue
+            now = time.monotonic()
+            line = progress_line(
+                counters, now - last_t, counters.episodes_done - last_eps,
+                counters.completion_tokens - last_tok,
+            )
+            last_t, last_eps, last_tok = now, counters.episodes_done, counters.completion_tokens
+            stream.write(("\r\x1b[2K" + line) if live else line + "\n")
+            stream.flush()
+    finally:
+        if live:
+            stream.write("\n")
+            stream.flush()
+
+
+class Summary:
+    """End-of-run figures folded from finished records (this process's and resumed ones)."""
+
+    def __init__(self) -> None:
+        self.episodes = 0
+        self.terminations: Counter[str] = Counter()
+        self.tool_sources: Counter[str] = Counter()
+        self.tool_errors: Counter[str] = Counter()
+        self.usage: dict[str, Usage] = {}
+        self.subsets: Counter[str] = Counter()
+
+    def add(self, record: EpisodeRecord) -> None:
+        self.episodes += 1
+        self.subsets[f"{record.benchmark}/{record.subset}"] += 1
+        self.terminations[record.termination] += 1
+        for call in record.tool_calls:
+            self.tool_sources[call.source] += 1
+            if call.error_category:
+                self.tool_errors[call.error_category] += 1
+        for role, u in record.usage.items():
+            self.usage.setdefault(role, Usage()).add(u)
+
+    def render(self, *, wall_s: float, counters: Counters, failures: int, run_dir: str) -> str:
+        head = (
+            f"run {run_dir}: {self.episodes} episodes finished in {wall_s:.1f}s"
+            f" ({counters.episodes_done} this session, {counters.units_skipped} resumed)"
+        )
+        lines = [head]
+        if failures:
+            lines.append(f"  failures (infrastructure / errors, rerun by --resume): {failures}")
+        lines.append("  subsets: " + _fmt(self.subsets))
+        lines.append("  terminations: " + _fmt(self.terminations))
+        n_tools = sum(self.tool_sources.values())
+        lines.append(f"  tool calls: {n_tools}" + (f" ({_fmt(self.tool_sources)})" if n_tools else ""))
+        if self.tool_errors:
+            lines.append("  tool-call errors: " + _fmt(self.tool_errors))
+        total = Usage()
+        for role, u in sorted(self.usage.items()):
+            total.add(u)
+            lines.append(
+                f"  tokens [{role}]: prompt {u.prompt_tokens}, completion {u.completion_tokens}, "
+                f"cached {u.cached_tokens} ({_rate(u.cached_tokens, u.prompt_tokens)})"
+            )
+        lines.append(
+            f"  cached-token share of prompt tokens: {_rate(total.cached_tokens, total.prompt_tokens)}"
+        )
+        return "\n".join(lines)
+
+
+def _fmt(c: Counter[str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in c.most_common()) or "-"

@@ -1,0 +1,134 @@
+"""Role clients: a ChatClient + a model + sampling + admission + the episode's session header.
+
+`EpisodeTicket` is the per-episode state the roles share (admission class and order, queue
+time). `ModelRole` implements `evaluator.protocols.base.RoleClient` for one role of one episode;
+`AdmittedChat` gives the tool simulator (which calls `.chat(...)` itself) the same admission.
+Both are light objects with `__slots__`: thousands exist at once.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import msgspec
+
+from backends.client import ChatClient
+from backends.types import ChatMessage, ChatResponse, SamplingParams
+from evaluator.admission import CONTINUING, NEW, AdmissionController
+from evaluator.progress import Counters
+
+
+class EpisodeTicket:
+    """Shared by the roles of one episode: first call or continuing, age, queue time."""
+
+    __slots__ = ("calls", "order", "queue_s", "session_id")
+
+    def __init__(self, order: int, session_id: str) -> None:
+        self.order = order  # lower = admitted earlier (older episode)
+        self.calls = 0
+        self.queue_s = 0.0
+        self.session_id = session_id
+
+
+class RoleEndpoint:
+    """What the roles of one kind share across episodes (one per role per run)."""
+
+    __slots__ = ("admission", "client", "counters", "model", "role", "sampling", "send_priority")
+
+    def __init__(
+        self,
+        role: str,
+        client: ChatClient,
+        model: str,
+        sampling: SamplingParams,
+        admission: AdmissionController,
+        counters: Counters,
+        send_priority: bool = False,
+    ) -> None:
+        self.role = role
+        self.client = client
+        self.model = model
+        self.sampling = sampling
+        self.admission = admission
+        self.send_priority = send_priority
+        self.counters = counters
+
+    def for_episode(self, ticket: EpisodeTicket, seed: int | None = None) -> ModelRole:
+        sampling = self.sampling
+        if seed is not None and sampling.seed is None and (sampling.temperature or 0.0) > 0.0:
+            sampling = msgspec.structs.replace(sampling, seed=seed)
+        return ModelRole(self, ticket, sampling)
+
+
+class ModelRole:
+    """`RoleClient` of one role in one episode."""
+
+    __slots__ = ("_ep", "_sampling", "_ticket", "model", "role")
+
+    def __init__(self, ep: RoleEndpoint, ticket: EpisodeTicket, sampling: SamplingParams) -> None:
+        self._ep = ep
+        self._ticket = ticket
+        self._sampling = sampling
+        self.role = ep.role
+        self.model = ep.model
+
+    async def complete(
+        self,
+        messages: list[ChatMessage],
+        *,
+        tools: list[dict[str, Any]] | None = None,
+        tool_choice: str | dict[str, Any] | None = None,
+        response_format: dict[str, Any] | None = None,
+    ) -> ChatResponse:
+        ep = self._ep
+        ticket = self._ticket
+        klass = CONTINUING if ticket.calls else NEW
+        ticket.calls += 1
+        admission = ep.admission
+        t0 = time.perf_counter()
+        await admission.acquire(klass, ticket.order)
+        ticket.queue_s += time.perf_counter() - t0
+        counters = ep.counters
+        counters.calls_in_flight += 1
+        try:
+            response = await ep.client.chat(
+                messages,
+                model=ep.model,
+                tools=tools,
+                tool_choice=tool_choice,
+                response_format=response_format,
+                sampling=self._sampling,
+                priority=klass if ep.send_priority else None,
+                session_id=ticket.session_id,
+            )
+        finally:
+            counters.calls_in_flight -= 1
+            admission.release()
+        counters.add_usage(response.usage)
+        return response
+
+
+class AdmittedChat:
+    """A ChatClient look-alike (`.chat`) whose calls go through admission (tool simulator)."""
+
+    __slots__ = ("_ep",)
+
+    def __init__(self, ep: RoleEndpoint) -> None:
+        self._ep = ep
+
+    async def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
+        ep = self._ep
+        kwargs.setdefault("model", ep.model)
+        await ep.admission.acquire(CONTINUING, 0)
+        ep.counters.calls_in_flight += 1
+        try:
+            response = await ep.client.chat(messages, **kwargs)
+        finally:
+            ep.counters.calls_in_flight -= 1
+            ep.admission.release()
+        ep.counters.add_usage(response.usage)
+        return response
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ep.client, name)
