@@ -54,7 +54,7 @@ def train_ivf(vectors_path: str, n: int, dim: int, out_path: str) -> None:
     faiss.omp_set_num_threads(1)  # determinism over speed; a build runs once
     x = np.asarray(np.memmap(vectors_path, dtype=np.float16, mode="r", shape=(n, dim)),
                    dtype=np.float32)
-    nlist = max(16, int(4 * np.sqrt(n)))
+    nlist = max(1, min(int(4 * np.sqrt(n)), n // 40))
     quant = faiss.IndexFlatIP(dim)
     ivf = faiss.IndexIVFFlat(quant, dim, nlist, faiss.METRIC_INNER_PRODUCT)
     ivf.cp.seed = 1234

@@ -24,6 +24,7 @@ import os
 import struct
 import zlib
 from collections.abc import Iterator
+from hashlib import blake2b as _blake2b
 from pathlib import Path
 from typing import Self
 
@@ -59,7 +60,8 @@ class StoreHeader(msgspec.Struct):
 
 
 def key_hash(tool: str, key: bytes) -> int:
-    h = int.from_bytes(hashlib.blake2b(key, digest_size=8, key=tool.encode()[:64]).digest(), "little")
+    """64-bit blake2b of tool name, NUL, key bytes; never 0 (0 marks an empty slot)."""
+    h = int.from_bytes(_blake2b(tool.encode() + b"\0" + key, digest_size=8).digest(), "little")
     return h or 1
 
 
