@@ -1,0 +1,51 @@
+"""`agentsweep report RUN_DIR [RUN_DIR ...]`: compare runs; write report.md/.html/.json."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "report",
+        help="summarise scored runs: terminal table + report.md/.html/.json",
+        description="Compare one or more run directories side by side (pass@k, pass^k, avg@k "
+        "with bootstrap CIs, rubric dimensions, tool errors, tokens). Files go into the first "
+        "RUN_DIR unless --out is given.",
+    )
+    p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
+    p.add_argument("--out", type=Path, default=None, help="directory for the report files")
+    p.add_argument("--success-threshold", type=float, default=None,
+                   help="count a unit as a success when score >= this (overrides [judge] "
+                   "success_threshold and the scorer's success flags)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (1000)")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
+    p.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto",
+                   help="bootstrap backend: auto = torch on a GPU when present, else numpy")
+    p.add_argument("--no-scoring", action="store_true",
+                   help="skip evaluator.scoring; read scores straight from judgements.jsonl")
+    p.set_defaults(func=run_report)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from evaluator.report import ReportInputError, build_report, load_run, write_report
+
+    if args.success_threshold is not None and not 0.0 <= args.success_threshold <= 1.0:
+        print(f"--success-threshold must be in [0, 1], got {args.success_threshold}",
+              file=sys.stderr)
+        return 2
+    try:
+        runs = [load_run(d, success_threshold=args.success_threshold,
+                         use_scoring=not args.no_scoring) for d in args.run_dirs]
+    except ReportInputError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 1
+    report = build_report(runs, n_boot=args.bootstrap, seed=args.seed, backend=args.backend)
+    paths = write_report(report, args.out or args.run_dirs[0])
+    print(report.terminal())
+    print()
+    for kind, path in paths.items():
+        print(f"{kind:>4}: {path}")
+    return 0

@@ -1,0 +1,83 @@
+"""Reports over one or more run directories: terminal table, report.md, report.html, report.json.
+
+    runs = [load_run(d) for d in run_dirs]
+    report = build_report(runs)
+    paths = write_report(report, out_dir)
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import msgspec
+
+from evaluator.report.load import ReportInputError, RunInput, load_run
+from evaluator.report.render_html import render_html
+from evaluator.report.render_text import render_markdown, render_terminal
+from evaluator.report.summary import RunSummary, summarize_run
+
+__all__ = [
+    "Report",
+    "ReportInputError",
+    "RunInput",
+    "build_report",
+    "load_run",
+    "write_report",
+]
+
+
+class Report(msgspec.Struct):
+    """Everything the report shows, as written to report.json."""
+
+    created: str
+    runs: list[RunSummary]
+
+    def terminal(self) -> str:
+        return render_terminal(self.runs)
+
+    def markdown(self) -> str:
+        return render_markdown(self.runs, self.created)
+
+    def html(self) -> str:
+        return render_html(self.runs, self.created)
+
+
+def _unique_labels(runs: list[RunInput]) -> None:
+    seen: dict[str, int] = {}
+    for run in runs:
+        base = run.label
+        if base in seen:
+            seen[base] += 1
+            run.label = f"{base} ({seen[base]})"
+        else:
+            seen[base] = 1
+
+
+def build_report(
+    runs: list[RunInput], *, n_boot: int = 1000, seed: int = 0, backend: str = "auto"
+) -> Report:
+    """Summarise each run (labels made unique) for side-by-side comparison."""
+    if not runs:
+        raise ValueError("build_report: no runs given")
+    _unique_labels(runs)
+    created = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    return Report(
+        created=created,
+        runs=[summarize_run(r, n_boot=n_boot, seed=seed, backend=backend) for r in runs],
+    )
+
+
+def write_report(report: Report, out_dir: Path) -> dict[str, Path]:
+    """Write report.md, report.html and report.json into `out_dir`; return their paths."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    paths = {
+        "md": out_dir / "report.md",
+        "html": out_dir / "report.html",
+        "json": out_dir / "report.json",
+    }
+    paths["md"].write_text(report.markdown(), encoding="utf-8")
+    paths["html"].write_text(report.html(), encoding="utf-8")
+    paths["json"].write_bytes(msgspec.json.format(msgspec.json.encode(report), indent=1))
+    return paths

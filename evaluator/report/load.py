@@ -1,0 +1,247 @@
+"""Reading a run directory into what a report needs: UnitScores + light per-episode stats.
+
+Scores come from `evaluator.scoring.score_run(run_dir, settings)` when that module is present.
+Otherwise (or with `use_scoring=False`) a thin adapter builds UnitScores from
+judgements.jsonl: per unit, the latest non-"meta" judgement gives the score, and success is
+score >= the explicit threshold. Episodes give termination reasons, token usage (prefix-cache
+hit rate) and, for units without a score, tool-call counts.
+
+A torn last line (a killed writer) is ignored; any other bad line raises `ReportInputError`
+naming the file, the line and msgspec's field path.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import tomllib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from backends.types import Usage
+from evaluator.records import EpisodeRecord, Judgement, UnitScore
+
+
+class ReportInputError(ValueError):
+    """A run directory that cannot be reported on (missing or malformed file)."""
+
+
+class EpisodeStat(msgspec.Struct, omit_defaults=True):
+    """What the report keeps from one EpisodeRecord (not the messages)."""
+
+    key: str
+    task: str
+    trial: int
+    benchmark: str
+    subset: str
+    termination: str
+    usage: dict[str, Usage] = msgspec.field(default_factory=dict)
+    tool_calls: int = 0
+    tool_errors: int = 0
+    error_categories: dict[str, int] = msgspec.field(default_factory=dict)
+    n_agent_calls: int = 0
+    duration_s: float = 0.0
+
+
+class RunInput(msgspec.Struct):
+    """One run's inputs to the report."""
+
+    run_dir: str
+    label: str
+    scores: list[UnitScore]
+    episodes: list[EpisodeStat]
+    success_threshold: float
+    score_source: str          # "evaluator.scoring" | "judgements.jsonl adapter"
+    info: dict[str, str] = msgspec.field(default_factory=dict)
+
+
+def iter_jsonl(path: Path, type_: type) -> Iterator[tuple[int, Any]]:
+    """Decode each non-empty line of `path` as `type_`; a torn final line is skipped."""
+    decoder = msgspec.json.Decoder(type_)
+    with path.open("rb") as fh:
+        lines = fh.readlines()
+    for lineno, raw in enumerate(lines, start=1):
+        if not raw.strip():
+            continue
+        try:
+            yield lineno, decoder.decode(raw)
+        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            torn = lineno == len(lines) and not raw.endswith(b"\n")
+            if torn and isinstance(exc, msgspec.DecodeError) and not isinstance(
+                exc, msgspec.ValidationError
+            ):
+                return
+            raise ReportInputError(f"{path}:{lineno}: {exc}") from None
+
+
+def episode_stat(rec: EpisodeRecord) -> EpisodeStat:
+    cats: dict[str, int] = {}
+    for call in rec.tool_calls:
+        if call.source == "error" or not call.valid:
+            name = call.error_category or ("invalid_arguments" if not call.valid else "error")
+            cats[name] = cats.get(name, 0) + 1
+    return EpisodeStat(
+        key=rec.unit.key,
+        task=rec.unit.task,
+        trial=rec.unit.trial,
+        benchmark=rec.benchmark,
+        subset=rec.subset,
+        termination=rec.termination,
+        usage=rec.usage,
+        tool_calls=rec.n_tool_calls,
+        tool_errors=sum(cats.values()),
+        error_categories=cats,
+        n_agent_calls=rec.n_agent_calls,
+        duration_s=float(rec.timings.get("total", rec.finished_at - rec.started_at) or 0.0),
+    )
+
+
+def load_episodes(run_dir: Path) -> list[EpisodeStat]:
+    path = run_dir / "episodes.jsonl"
+    if not path.exists():
+        return []
+    latest: dict[str, EpisodeStat] = {}
+    for _, rec in iter_jsonl(path, EpisodeRecord):
+        latest[rec.unit.key] = episode_stat(rec)  # a re-run unit: the last record wins
+    return list(latest.values())
+
+
+def scores_from_judgements(
+    run_dir: Path, episodes: list[EpisodeStat], threshold: float
+) -> list[UnitScore]:
+    """Adapter: one UnitScore per judged unit from judgements.jsonl (latest non-meta verdict)."""
+    path = run_dir / "judgements.jsonl"
+    if not path.exists():
+        return []
+    by_key: dict[str, Judgement] = {}
+    for _, j in iter_jsonl(path, Judgement):
+        if j.kind == "meta":
+            continue
+        prev = by_key.get(j.unit.key)
+        if prev is None or j.created_at >= prev.created_at:
+            by_key[j.unit.key] = j
+    eps = {e.key: e for e in episodes}
+    out: list[UnitScore] = []
+    for key, j in by_key.items():
+        ep = eps.get(key)
+        bench, _, rest = j.unit.task.partition("/")
+        subset, _, task_id = rest.partition("/")
+        score = None if j.score is None else min(1.0, max(0.0, float(j.score)))
+        out.append(
+            UnitScore(
+                unit=j.unit,
+                benchmark=ep.benchmark if ep else bench,
+                subset=ep.subset if ep else subset,
+                task_id=task_id or j.unit.task,
+                score=score,
+                success=None if score is None else score >= threshold,
+                dims=dict(j.scores),
+                tool_calls=ep.tool_calls if ep else 0,
+                tool_errors=ep.tool_errors if ep else 0,
+                error_categories=dict(ep.error_categories) if ep else {},
+                judge_error=j.error if score is None else None,
+            )
+        )
+    return out
+
+
+def read_manifest(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "manifest.json"
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text())
+    except json.JSONDecodeError as exc:
+        raise ReportInputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    return data if isinstance(data, dict) else {}
+
+
+def read_config(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "config.toml"
+    if not path.exists():
+        return {}
+    try:
+        return tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise ReportInputError(f"{path}: {exc}") from None
+
+
+def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
+    info: dict[str, str] = {}
+    for key in ("agentsweep_version", "version", "started_at", "start_time"):
+        if key in manifest and isinstance(manifest[key], (str, int, float)):
+            info[key] = str(manifest[key])
+    for section in ("agent", "user", "judge"):
+        table = config.get(section)
+        if isinstance(table, dict):
+            model = table.get("model")
+            if isinstance(model, str) and model:
+                info[f"{section}_model"] = model
+    return info
+
+
+def _config_threshold(config: dict[str, Any]) -> float | None:
+    judge = config.get("judge")
+    if isinstance(judge, dict) and isinstance(judge.get("success_threshold"), (int, float)):
+        return float(judge["success_threshold"])
+    return None
+
+
+def _judge_settings(config: dict[str, Any]) -> Any:
+    from evaluator.judges.settings import JudgeSettings
+
+    table = config.get("judge") if isinstance(config.get("judge"), dict) else {}
+    return msgspec.convert(table, JudgeSettings)
+
+
+def load_run(
+    run_dir: Path,
+    *,
+    success_threshold: float | None = None,
+    use_scoring: bool = True,
+) -> RunInput:
+    """Load one run directory. `success_threshold` overrides the run's `[judge]` setting and
+    re-derives `UnitScore.success` from the score (score >= threshold)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise ReportInputError(f"{run_dir}: not a run directory")
+    manifest = read_manifest(run_dir)
+    config = read_config(run_dir)
+    threshold = success_threshold
+    if threshold is None:
+        threshold = _config_threshold(config)
+    if threshold is None:
+        threshold = 0.75  # JudgeSettings.success_threshold default
+    episodes = load_episodes(run_dir)
+
+    scores: list[UnitScore] | None = None
+    source = "judgements.jsonl adapter"
+    if use_scoring:
+        try:
+            scoring = importlib.import_module("evaluator.scoring")
+        except ModuleNotFoundError as exc:
+            if exc.name != "evaluator.scoring":
+                raise
+            scoring = None
+        if scoring is not None and hasattr(scoring, "score_run"):
+            scores = list(scoring.score_run(run_dir, _judge_settings(config)))
+            source = "evaluator.scoring"
+    if scores is None:
+        scores = scores_from_judgements(run_dir, episodes, threshold)
+    if success_threshold is not None:
+        for s in scores:
+            s.success = None if s.score is None else s.score >= success_threshold
+
+    label = str(manifest.get("label") or manifest.get("run_name") or run_dir.resolve().name)
+    return RunInput(
+        run_dir=str(run_dir),
+        label=label,
+        scores=scores,
+        episodes=episodes,
+        success_threshold=threshold,
+        score_source=source,
+        info=_run_info(manifest, config),
+    )

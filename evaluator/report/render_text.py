@@ -1,0 +1,57 @@
+"""Terminal table and Markdown rendering of the report tables."""
+
+from __future__ import annotations
+
+import html
+
+from evaluator.report.summary import RunSummary
+from evaluator.report.tables import Table, detail_tables, run_table, summary_table
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def terminal_table(table: Table, max_col: int = 40) -> str:
+    """A fixed-width text table (no colours, safe for any terminal)."""
+    cells = [[_clip(c, max_col) for c in row] for row in [table.headers] + table.rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(table.headers))]
+    lines = [table.title]
+    for n, row in enumerate(cells):
+        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def md_cell(text: str) -> str:
+    """Escape a Markdown table cell: HTML-escaped (no raw tags), pipes and newlines neutralised."""
+    return html.escape(text, quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "'")
+
+
+def markdown_table(table: Table) -> str:
+    out = [f"### {md_cell(table.title)}", ""]
+    if table.note:
+        out += [f"_{md_cell(table.note)}_", ""]
+    if not table.rows:
+        return "\n".join(out + ["(none)", ""])
+    out.append("| " + " | ".join(md_cell(h) for h in table.headers) + " |")
+    out.append("|" + "|".join("---" for _ in table.headers) + "|")
+    for row in table.rows:
+        out.append("| " + " | ".join(md_cell(c) for c in row) + " |")
+    out.append("")
+    return "\n".join(out)
+
+
+def render_terminal(runs: list[RunSummary]) -> str:
+    return terminal_table(summary_table(runs))
+
+
+def render_markdown(runs: list[RunSummary], created: str) -> str:
+    parts = [f"# agentsweep report ({md_cell(created)})", "",
+             "Metric definitions: see docs/metrics.md. NaN/— means no task had enough trials.", ""]
+    parts.append(markdown_table(run_table(runs)))
+    parts.append(markdown_table(summary_table(runs)))
+    for table in detail_tables(runs):
+        parts.append(markdown_table(table))
+    return "\n".join(parts)
