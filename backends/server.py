@@ -1,0 +1,471 @@
+"""`VLLMServer`: one vLLM OpenAI-compatible server process, started and owned by agentsweep,
+or attached to when it already runs elsewhere.
+
+The server runs in its own process group (its own session), writes its log to a file, and
+`start()` blocks until `/health` and `/v1/models` answer. A crash during startup or a timeout
+raises `ServerStartError` carrying the log tail. `stop()` terminates the whole process group
+(SIGTERM, then SIGKILL after a grace period) plus any descendant that left the group, so no
+EngineCore or worker process outlives it; this also happens at interpreter exit and on SIGTERM
+/ SIGHUP when the host has not installed its own handler for them (Ctrl-C raises
+KeyboardInterrupt, which unwinds through `stop()` / atexit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+import urllib.error
+import urllib.request
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Self
+
+from .errors import ServerStartError
+from .server_launch import (
+    DeviceChoice,
+    build_command,
+    build_env,
+    device_summary,
+    free_port,
+    resolve_device,
+)
+from .types import Endpoint
+
+__all__ = ["VLLMServer", "kill_process_tree", "read_log_tail"]
+
+_POLL_S = 0.5
+_PROBE_TIMEOUT_S = 3.0
+
+
+def read_log_tail(path: Path | None, lines: int = 40, max_bytes: int = 32_768) -> str:
+    """The last `lines` lines of a log file ('' if it is missing)."""
+    if path is None:
+        return ""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - max_bytes))
+            data = fh.read()
+    except OSError:
+        return ""
+    return "\n".join(data.decode("utf-8", "replace").splitlines()[-lines:])
+
+
+def _descendants(pid: int) -> list[int]:
+    try:
+        import psutil
+    except ImportError:
+        return []
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:  # the process is already gone
+        return []
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie child of ours counts as gone
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def _signal_all(pgid: int, pids: Sequence[int], sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+    for pid in pids:
+        try:
+            os.kill(pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def kill_process_tree(proc: subprocess.Popen, grace_s: float = 15.0) -> int | None:
+    """Terminate `proc` (a session leader), its process group and all its descendants:
+    SIGTERM, wait up to `grace_s`, then SIGKILL. Returns the leader's exit code."""
+    pgid = proc.pid
+    tree = _descendants(proc.pid)
+    _signal_all(pgid, tree, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    try:
+        proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+    except subprocess.TimeoutExpired:
+        pass
+    tree = sorted(set(tree) | set(_descendants(proc.pid)))
+    while time.monotonic() < deadline and any(_alive(p) for p in tree):
+        time.sleep(0.05)
+    _signal_all(pgid, tree, signal.SIGKILL)
+    try:
+        return proc.wait(timeout=5.0)
+    except subprocess.TimeoutExpired:
+        return None
+
+
+# -- process-wide cleanup of every live server -------------------------------------------------
+_LIVE: weakref.WeakSet[VLLMServer] = weakref.WeakSet()
+_HOOKS_LOCK = threading.Lock()
+_HOOKS_INSTALLED = False
+
+
+def _stop_all() -> None:
+    for server in list(_LIVE):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            server.stop()
+
+
+def _on_fatal_signal(signum: int, frame: object) -> None:
+    _stop_all()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _install_hooks() -> None:
+    global _HOOKS_INSTALLED
+    with _HOOKS_LOCK:
+        if _HOOKS_INSTALLED:
+            return
+        _HOOKS_INSTALLED = True
+        atexit.register(_stop_all)
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            # Only where the default action would kill us without running atexit;
+            # a host's own handler stays in charge (and should call stop()).
+            if signal.getsignal(sig) is signal.SIG_DFL:
+                signal.signal(sig, _on_fatal_signal)
+
+
+def _parent_death_hook():
+    """A preexec_fn that makes the kernel SIGTERM the server if the thread that started it
+    dies (Linux prctl PR_SET_PDEATHSIG), or None. prctl is looked up before the fork."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    sig = int(signal.SIGTERM)
+
+    def hook() -> None:
+        prctl(1, sig)
+
+    return hook
+
+
+def _get_json(url: str, timeout_s: float) -> object:
+    with urllib.request.urlopen(url, timeout=timeout_s) as resp:
+        return json.loads(resp.read())
+
+
+def _model_ids(base_url: str, timeout_s: float) -> list[str]:
+    body = _get_json(base_url + "/models", timeout_s)
+    data = body.get("data") if isinstance(body, dict) else None
+    if isinstance(data, list):
+        return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
+    raise ValueError(f"{base_url}/models did not answer an OpenAI model list: {body!r:.200}")
+
+
+class VLLMServer:
+    """A vLLM OpenAI server. Use as a context manager, or call start()/stop()."""
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        served_model_name: str | None = None,
+        host: str = "127.0.0.1",
+        port: int | None = None,
+        device: DeviceChoice = "auto",
+        gpus: str | None = None,
+        tensor_parallel_size: int = 1,
+        cpu_kv_cache_gb: float = 4,
+        cpu_threads: int | None = None,
+        max_model_len: int = 8192,
+        tool_call_parser: str | None = "hermes",
+        chat_template: Path | None = None,
+        log_path: Path | None = None,
+        startup_timeout_s: float = 900,
+        extra_args: Sequence[str] = (),
+        dtype: str = "auto",
+        gpu_memory_utilization: float | None = None,
+        stop_grace_s: float = 15.0,
+        launcher: Sequence[str] | None = None,
+    ) -> None:
+        """`launcher` replaces `python -m vllm.entrypoints.openai.api_server` (tests use a fake
+        server); all other arguments still follow it."""
+        if model is None:
+            from .model import DEFAULT_MODEL_NAME, chat_template_path, ensure_default_model
+
+            model = ensure_default_model()
+            served_model_name = served_model_name or DEFAULT_MODEL_NAME
+            chat_template = chat_template or chat_template_path()
+        self._model_path = str(model)
+        self._served = served_model_name or str(model)
+        self.host = host
+        self._port = port or free_port(host)
+        self._device = resolve_device(device)
+        self._gpus = gpus
+        self._tp = tensor_parallel_size
+        self._kv_gb = cpu_kv_cache_gb
+        self._threads = cpu_threads
+        self._max_model_len = max_model_len
+        self._parser = tool_call_parser
+        self._template = chat_template
+        self._log_path = Path(log_path) if log_path else None
+        self.startup_timeout_s = startup_timeout_s
+        self._extra = tuple(extra_args)
+        self._dtype = dtype
+        self._gpu_mem = gpu_memory_utilization
+        self.stop_grace_s = stop_grace_s
+        self._launcher = list(launcher) if launcher is not None else None
+        self._proc: subprocess.Popen | None = None
+        self._attached = False
+        self._lock = threading.Lock()
+        self._summary = ""
+
+    # -- attach ------------------------------------------------------------------------------
+    @classmethod
+    def attach(
+        cls, url: str, *, model: str | None = None, timeout_s: float = 10.0
+    ) -> VLLMServer:
+        """A handle on a server that is already running at `url` ("http://h:p" or
+        "http://h:p/v1"). No process is owned: stop() does nothing."""
+        from urllib.parse import urlsplit
+
+        base = url.rstrip("/")
+        if not base.endswith("/v1"):
+            base += "/v1"
+        parts = urlsplit(base)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"attach needs an http(s) URL, got {url!r}")
+        try:
+            ids = _model_ids(base, timeout_s)
+        except (OSError, ValueError) as exc:
+            raise ServerStartError(f"cannot attach to {base}: {exc}") from None
+        if not ids:
+            raise ServerStartError(f"{base}/models lists no model")
+        if model is not None and model not in ids:
+            raise ServerStartError(f"{base} does not serve {model!r}; it serves {ids}")
+        default_port = 443 if parts.scheme == "https" else 80
+        name = model or ids[0]
+        server = cls(name, served_model_name=name, host=parts.hostname,
+                     port=parts.port or default_port, device="cpu")
+        server._attached = True
+        server._scheme_base = base
+        return server
+
+    # -- properties --------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        if self._attached:
+            return self._scheme_base
+        return f"http://{self.host}:{self._port}/v1"
+
+    @property
+    def root_url(self) -> str:
+        return self.base_url.removesuffix("/v1")
+
+    @property
+    def model(self) -> str:
+        """The served model name (what requests put in "model")."""
+        return self._served
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def device(self) -> str:
+        return self._device
+
+    @property
+    def log_path(self) -> Path | None:
+        return self._log_path
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def attached(self) -> bool:
+        return self._attached
+
+    @property
+    def summary(self) -> str:
+        """Where it runs, e.g. "cpu (kv cache 4 GiB, threads auto)"."""
+        return self._summary
+
+    def endpoint(self, **overrides: object) -> Endpoint:
+        return Endpoint(base_url=self.base_url, model=self.model, **overrides)  # type: ignore[arg-type]
+
+    def returncode(self) -> int | None:
+        """None while the owned process runs (or when attached); its exit code once dead."""
+        return self._proc.poll() if self._proc is not None else None
+
+    def command(self) -> list[str]:
+        return build_command(
+            self._model_path,
+            port=self._port,
+            host=self.host,
+            served_model_name=self._served,
+            device=self._device,  # type: ignore[arg-type]
+            tensor_parallel_size=self._tp,
+            max_model_len=self._max_model_len,
+            tool_call_parser=self._parser,
+            chat_template=self._template,
+            dtype=self._dtype,
+            gpu_memory_utilization=self._gpu_mem,
+            extra_args=self._extra,
+            launcher=self._launcher,
+        )
+
+    def environment(self) -> dict[str, str]:
+        return build_env(
+            self._device,  # type: ignore[arg-type]
+            gpus=self._gpus,
+            cpu_kv_cache_gb=self._kv_gb,
+            cpu_threads=self._threads,
+        )
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _spawn(self) -> None:
+        if self._attached or self._proc is not None:
+            return
+        if self._log_path is None:
+            from .model import cache_root
+
+            stamp = time.strftime("%Y%m%d-%H%M%S")
+            self._log_path = cache_root() / "logs" / f"vllm-{stamp}-{self._port}.log"
+        self._log_path.parent.mkdir(parents=True, exist_ok=True)
+        cmd, env = self.command(), self.environment()
+        self._summary = device_summary(self._device, env)  # type: ignore[arg-type]
+        main = threading.current_thread() is threading.main_thread()
+        with open(self._log_path, "wb") as log:
+            log.write(("$ " + " ".join(cmd) + "\n").encode())
+            log.flush()
+            self._proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+                start_new_session=True,
+                preexec_fn=_parent_death_hook() if main else None,  # noqa: PLW1509
+            )
+        _install_hooks()
+        _LIVE.add(self)
+
+    def _probe(self) -> bool:
+        """True once /health answers 200 and /v1/models lists the served model."""
+        try:
+            with urllib.request.urlopen(
+                self.root_url + "/health", timeout=_PROBE_TIMEOUT_S
+            ) as resp:
+                if resp.status != 200:
+                    return False
+            return self._served in _model_ids(self.base_url, _PROBE_TIMEOUT_S)
+        except (OSError, ValueError, urllib.error.URLError):
+            return False
+
+    def _check_alive(self) -> None:
+        proc = self._proc
+        if proc is not None and proc.poll() is not None:
+            code = proc.returncode
+            self._cleanup_dead()
+            raise ServerStartError(
+                f"vLLM server for {self._model_path} exited with code {code} during startup",
+                str(self._log_path), read_log_tail(self._log_path),
+            )
+
+    def _timed_out(self) -> ServerStartError:
+        tail = read_log_tail(self._log_path)
+        self.stop()
+        return ServerStartError(
+            f"vLLM server for {self._model_path} was not ready after "
+            f"{self.startup_timeout_s:g}s", str(self._log_path), tail,
+        )
+
+    def start(self) -> Self:
+        """Start the server and block until it answers (or raise ServerStartError)."""
+        if self._attached:
+            return self
+        self._spawn()
+        deadline = time.monotonic() + self.startup_timeout_s
+        try:
+            while True:
+                self._check_alive()
+                if self._probe():
+                    return self
+                if time.monotonic() >= deadline:
+                    raise self._timed_out()
+                time.sleep(_POLL_S)
+        except BaseException:
+            self.stop()
+            raise
+
+    async def astart(self) -> Self:
+        """start() for event loops: the loop keeps running while the server boots."""
+        if self._attached:
+            return self
+        self._spawn()
+        deadline = time.monotonic() + self.startup_timeout_s
+        try:
+            while True:
+                self._check_alive()
+                if await asyncio.to_thread(self._probe):
+                    return self
+                if time.monotonic() >= deadline:
+                    raise self._timed_out()
+                await asyncio.sleep(_POLL_S)
+        except BaseException:
+            self.stop()
+            raise
+
+    def _cleanup_dead(self) -> None:
+        """The leader exited on its own: still reap whatever it left in its group."""
+        self.stop()
+
+    def stop(self) -> int | None:
+        """Terminate the server's whole process tree. Idempotent; no-op when attached."""
+        with self._lock:
+            proc, self._proc = self._proc, None
+        _LIVE.discard(self)
+        if proc is None:
+            return None
+        return kill_process_tree(proc, self.stop_grace_s)
+
+    async def astop(self) -> int | None:
+        return await asyncio.to_thread(self.stop)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    async def __aenter__(self) -> Self:
+        return await self.astart()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.astop()
+
+    def __repr__(self) -> str:
+        state = "attached" if self._attached else (f"pid={self.pid}" if self._proc else "stopped")
+        return f"VLLMServer({self.base_url!r}, model={self.model!r}, {state})"

@@ -1,0 +1,169 @@
+"""Pure pieces of launching a vLLM OpenAI server: device choice, command line, environment.
+
+Nothing here starts a process or imports torch/vllm at import time, so all of it is cheap to
+unit-test. `backends.server.VLLMServer` puts these together.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import socket
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Literal
+
+DeviceChoice = Literal["auto", "cpu", "gpu"]
+Device = Literal["cpu", "gpu"]
+
+VLLM_MODULE = "vllm.entrypoints.openai.api_server"
+DEVICE_CHOICES: tuple[str, ...] = ("auto", "cpu", "gpu")
+
+
+def default_launcher() -> list[str]:
+    """argv prefix that starts the OpenAI server (the `vllm` CLI of vllm-cpu is broken)."""
+    return [sys.executable, "-m", VLLM_MODULE]
+
+
+def cuda_available() -> bool:
+    """True if a CUDA GPU is usable. Cheap checks first; torch is imported only if a driver
+    is present, and never at module import time."""
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return False
+    if not (Path("/dev/nvidiactl").exists() or shutil.which("nvidia-smi")):
+        return False
+    try:
+        import torch
+    except ImportError:
+        return False
+    try:
+        return bool(torch.cuda.is_available())
+    except (RuntimeError, OSError, AssertionError):  # a broken driver counts as "no GPU"
+        return False
+
+
+def resolve_device(device: str, *, gpu_probe=cuda_available) -> Device:
+    """"auto" -> "gpu" when CUDA is usable, else "cpu". Explicit choices are validated."""
+    if device not in DEVICE_CHOICES:
+        raise ValueError(f"device must be one of {', '.join(DEVICE_CHOICES)}, got {device!r}")
+    if device == "auto":
+        return "gpu" if gpu_probe() else "cpu"
+    return device  # type: ignore[return-value]
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port that is free right now on `host` (the OS picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def build_command(
+    model: str | Path,
+    *,
+    port: int,
+    host: str = "127.0.0.1",
+    served_model_name: str | None = None,
+    device: Device = "cpu",
+    tensor_parallel_size: int = 1,
+    max_model_len: int | None = 8192,
+    tool_call_parser: str | None = "hermes",
+    chat_template: str | Path | None = None,
+    dtype: str = "auto",
+    gpu_memory_utilization: float | None = None,
+    access_log: bool = False,
+    extra_args: Sequence[str] = (),
+    launcher: Sequence[str] | None = None,
+) -> list[str]:
+    """The argv of one vLLM OpenAI server. Prefix caching and cached-token usage details are
+    always on (agentsweep measures prefix reuse); tool calling is on unless the parser is None.
+    `extra_args` come last so they can override anything before them."""
+    if port <= 0 or port > 65535:
+        raise ValueError(f"port must be in 1..65535, got {port}")
+    if tensor_parallel_size < 1:
+        raise ValueError(f"tensor_parallel_size must be >= 1, got {tensor_parallel_size}")
+    if device == "cpu" and tensor_parallel_size != 1:
+        raise ValueError("tensor_parallel_size > 1 needs device='gpu'")
+    cmd = list(launcher) if launcher is not None else default_launcher()
+    cmd += ["--model", str(model), "--host", host, "--port", str(port)]
+    if served_model_name:
+        cmd += ["--served-model-name", served_model_name]
+    cmd += ["--enable-prefix-caching", "--enable-prompt-tokens-details"]
+    if tool_call_parser:
+        cmd += ["--enable-auto-tool-choice", "--tool-call-parser", tool_call_parser]
+    if chat_template is not None:
+        cmd += ["--chat-template", str(chat_template)]
+    if max_model_len:
+        cmd += ["--max-model-len", str(max_model_len)]
+    if dtype != "auto":
+        cmd += ["--dtype", dtype]
+    if tensor_parallel_size > 1:
+        cmd += ["--tensor-parallel-size", str(tensor_parallel_size)]
+    if device == "gpu" and gpu_memory_utilization is not None:
+        cmd += ["--gpu-memory-utilization", f"{gpu_memory_utilization:g}"]
+    if not access_log:  # one log line per request is a hot-path cost at thousands of req/s
+        cmd += ["--disable-uvicorn-access-log"]
+    cmd += list(extra_args)
+    return cmd
+
+
+def cpu_bind_list(threads: int, allowed: Sequence[int] | None = None) -> str:
+    """VLLM_CPU_OMP_THREADS_BIND value for `threads` cores: the first allowed CPU ids,
+    e.g. "0-3" or "0,2,4"."""
+    cpus = sorted(allowed if allowed is not None else os.sched_getaffinity(0))
+    if threads < 1:
+        raise ValueError(f"cpu_threads must be >= 1, got {threads}")
+    if threads > len(cpus):
+        raise ValueError(f"cpu_threads={threads} but only {len(cpus)} CPUs are available")
+    chosen = cpus[:threads]
+    if chosen == list(range(chosen[0], chosen[0] + threads)):
+        return f"{chosen[0]}-{chosen[-1]}"
+    return ",".join(str(c) for c in chosen)
+
+
+def build_env(
+    device: Device,
+    *,
+    base_env: Mapping[str, str] | None = None,
+    gpus: str | None = None,
+    cpu_kv_cache_gb: float = 4,
+    cpu_threads: int | None = None,
+    allowed_cpus: Sequence[int] | None = None,
+    preload_iomp: bool = True,
+) -> dict[str, str]:
+    """Environment of the server process: `base_env` (default os.environ) plus device knobs.
+    CPU: VLLM_CPU_KVCACHE_SPACE (whole GiB, vLLM parses an int), thread binding.
+    GPU: CUDA_VISIBLE_DEVICES from `gpus` when given. `preload_iomp` preloads the Intel
+    OpenMP runtime shipped with the torch CPU wheel, as vLLM-CPU recommends."""
+    env = dict(os.environ if base_env is None else base_env)
+    env.setdefault("PYTHONUNBUFFERED", "1")
+    env.setdefault("HF_HUB_OFFLINE", "1")  # never download at run time
+    env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if device == "gpu":
+        if gpus is not None:
+            env["CUDA_VISIBLE_DEVICES"] = gpus
+        return env
+    if cpu_kv_cache_gb <= 0:
+        raise ValueError(f"cpu_kv_cache_gb must be > 0, got {cpu_kv_cache_gb}")
+    env["VLLM_CPU_KVCACHE_SPACE"] = str(max(1, math.ceil(cpu_kv_cache_gb)))
+    if cpu_threads is not None:
+        env["VLLM_CPU_OMP_THREADS_BIND"] = cpu_bind_list(cpu_threads, allowed_cpus)
+        env["OMP_NUM_THREADS"] = str(cpu_threads)
+    iomp = Path(sys.prefix) / "lib" / "libiomp5.so"
+    preload = env.get("LD_PRELOAD", "")
+    # vLLM-CPU recommends Intel OpenMP; the torch CPU wheel ships it in the environment.
+    if preload_iomp and iomp.is_file() and "libiomp" not in preload and "libgomp" not in preload:
+        env["LD_PRELOAD"] = f"{iomp}:{preload}" if preload else str(iomp)
+    return env
+
+
+def device_summary(device: Device, env: Mapping[str, str]) -> str:
+    """One line saying where the server runs, for logs and `agentsweep serve`."""
+    if device == "gpu":
+        return f"gpu (CUDA_VISIBLE_DEVICES={env.get('CUDA_VISIBLE_DEVICES', 'all')})"
+    return (
+        f"cpu (kv cache {env.get('VLLM_CPU_KVCACHE_SPACE')} GiB, "
+        f"threads {env.get('VLLM_CPU_OMP_THREADS_BIND', 'auto')})"
+    )

@@ -1,0 +1,221 @@
+"""Process-management fault tests of VLLMServer against a fake server script (no vLLM).
+
+The fake takes the real vLLM argv (it parses --port and --served-model-name) after a mode word:
+crash (log lines, exit 1), hang (never listens), serve (answers /health and /v1/models and
+forks a child in its group plus one that escapes into its own session), stubborn (also ignores
+SIGTERM).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from backends.errors import ServerStartError
+from backends.server import VLLMServer, _alive
+
+FAKE_SERVER = textwrap.dedent('''
+    import argparse, json, os, signal, subprocess, sys, time
+    from http.server import BaseHTTPRequestHandler, HTTPServer
+
+    mode = sys.argv[1]
+    p = argparse.ArgumentParser()
+    p.add_argument("--port", type=int)
+    p.add_argument("--served-model-name")
+    p.add_argument("--pids")
+    args, _ = p.parse_known_args(sys.argv[2:])
+    print("INFO fake vllm starting", flush=True)
+    if mode == "crash":
+        print("INFO loading weights", flush=True)
+        print("RuntimeError: fake engine core failed to allocate KV cache", flush=True)
+        sys.exit(1)
+    if mode == "hang":
+        while True:
+            time.sleep(1)
+    sleeper = [sys.executable, "-c", "import time\\nwhile True: time.sleep(1)"]
+    child = subprocess.Popen(sleeper)
+    escaped = subprocess.Popen(sleeper, start_new_session=True)
+    if mode == "stubborn":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    with open(args.pids, "w") as fh:
+        json.dump([os.getpid(), child.pid, escaped.pid], fh)
+
+    class H(BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path == "/health":
+                body = b""
+            elif self.path == "/v1/models":
+                body = json.dumps({"object": "list", "data": [
+                    {"id": args.served_model_name, "object": "model"}]}).encode()
+            else:
+                self.send_response(404); self.end_headers(); return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    HTTPServer(("127.0.0.1", args.port), H).serve_forever()
+''')
+
+
+def kill_leftovers(pids_file: Path) -> None:
+    """Test hygiene: if an assertion failed, do not leave fake processes behind."""
+    import json
+
+    if pids_file.exists() and pids_file.read_text():
+        for pid in json.loads(pids_file.read_text()):
+            if _alive(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def fake(tmp_path: Path):
+    script = tmp_path / "fake_vllm.py"
+    script.write_text(FAKE_SERVER)
+    yield_made: list[VLLMServer] = []
+
+    def make(mode: str, **kwargs) -> VLLMServer:
+        kwargs.setdefault("startup_timeout_s", 60)
+        server = VLLMServer(
+            "/models/fake", served_model_name="fake-model", device="cpu",
+            launcher=[sys.executable, str(script), mode],
+            extra_args=["--pids", str(tmp_path / "pids.json")],
+            log_path=tmp_path / f"{mode}.log", **kwargs,
+        )
+        yield_made.append(server)
+        return server
+
+    yield make
+    for server in yield_made:
+        server.stop()
+    kill_leftovers(tmp_path / "pids.json")
+
+
+def read_pids(server: VLLMServer) -> list[int]:
+    import json
+
+    path = Path(server.command()[-1])
+    for _ in range(200):
+        if path.exists() and path.read_text():
+            return json.loads(path.read_text())
+        time.sleep(0.05)
+    raise AssertionError("fake server never wrote its pids")
+
+
+def wait_gone(pids: list[int], timeout_s: float = 30) -> list[int]:
+    deadline = time.monotonic() + timeout_s
+    alive = pids
+    while time.monotonic() < deadline:
+        alive = [p for p in pids if _alive(p)]
+        if not alive:
+            return []
+        time.sleep(0.05)
+    return alive
+
+
+def test_crash_during_startup_reports_log_tail(fake) -> None:
+    server = fake("crash")
+    with pytest.raises(ServerStartError) as info:
+        server.start()
+    err = info.value
+    assert "exited with code 1" in str(err)
+    assert "fake engine core failed to allocate KV cache" in err.log_tail
+    assert "fake engine core failed" in str(err) and str(server.log_path) in str(err)
+    assert server.pid is None
+
+
+def test_startup_timeout_kills_and_reports(fake) -> None:
+    server = fake("hang", startup_timeout_s=1.5, stop_grace_s=5)
+    with pytest.raises(ServerStartError, match="not ready after 1.5s") as info:
+        server.start()
+    assert "fake vllm starting" in info.value.log_tail
+    assert server.pid is None and server.returncode() is None
+
+
+def test_stop_kills_whole_tree(fake) -> None:
+    server = fake("serve")
+    with server:
+        pids = read_pids(server)
+        assert server.pid == pids[0]
+        assert all(_alive(p) for p in pids)
+        assert server.returncode() is None
+        # the log names the full command, for people reading it later
+        assert "--served-model-name fake-model" in server.log_path.read_text()
+    assert wait_gone(pids) == []
+    assert server.pid is None
+    assert server.stop() is None  # idempotent
+
+
+def test_stubborn_server_is_sigkilled(fake) -> None:
+    server = fake("stubborn", stop_grace_s=0.5)
+    server.start()
+    pids = read_pids(server)
+    server.stop()
+    assert wait_gone(pids) == []
+
+
+async def test_astart_and_attach(fake) -> None:
+    server = fake("serve")
+    async with server:
+        pids = read_pids(server)
+        other = VLLMServer.attach(server.root_url)
+        assert other.model == "fake-model" and other.base_url == server.base_url
+        assert other.pid is None
+        other.stop()  # attached: must not touch the real process
+        assert _alive(pids[0])
+        with pytest.raises(ServerStartError, match="does not serve"):
+            VLLMServer.attach(server.base_url, model="other")
+    assert wait_gone(pids) == []
+
+
+DRIVER = textwrap.dedent('''
+    import json, sys, time
+    sys.path.insert(0, {root!r})
+    from backends.server import VLLMServer
+    s = VLLMServer("/models/fake", served_model_name="fake-model", device="cpu",
+                   launcher=[sys.executable, {script!r}, "serve"],
+                   extra_args=["--pids", {pids!r}], log_path={log!r}, stop_grace_s=5)
+    s.start()
+    print("ready", flush=True)
+    if sys.argv[1] == "exit":
+        sys.exit(0)   # no stop(): atexit must clean up
+    time.sleep(600)
+''')
+
+
+@pytest.mark.parametrize(("how", "sig"), [
+    ("exit", None), ("wait", signal.SIGTERM), ("wait", signal.SIGINT), ("wait", signal.SIGHUP),
+], ids=["atexit", "sigterm", "sigint", "sighup"])
+def test_host_exit_or_signal_leaves_no_orphans(tmp_path, how, sig) -> None:
+    script = tmp_path / "fake_vllm.py"
+    script.write_text(FAKE_SERVER)
+    pids_file = tmp_path / "pids.json"
+    driver = tmp_path / "driver.py"
+    root = str(Path(__file__).resolve().parents[2])
+    driver.write_text(DRIVER.format(root=root, script=str(script), pids=str(pids_file),
+                                    log=str(tmp_path / "d.log")))
+    proc = subprocess.Popen([sys.executable, str(driver), how], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        import json
+
+        pids = json.loads(pids_file.read_text())
+        if sig is not None:
+            os.kill(proc.pid, sig)
+        proc.wait(timeout=60)
+        assert wait_gone(pids) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        kill_leftovers(pids_file)
