@@ -1,0 +1,114 @@
+"""One judge call with retries: structured output request, tolerant parse, typed failure.
+
+Retry policy:
+- unparseable output, a 4xx answer or a malformed body: retried up to `max_attempts` in all;
+  attempts after the first use `retry_temperature` (a deterministic judge would otherwise
+  repeat the same output), and after a 4xx the `response_format` is dropped in case the
+  server does not support guided decoding. Then `JudgeFailed` (recorded as a judge error).
+- `InfrastructureError` (connection, timeout, 5xx after the client's own retries): retried up
+  to `infra_attempts`, then re-raised; the caller records nothing, so a later run retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol, TypeVar
+
+from backends.chat_wire import json_schema_format
+from backends.errors import HTTPStatusError, InfrastructureError, MalformedResponse
+from backends.types import ChatMessage, ChatResponse, SamplingParams
+
+from .parse import JudgeParseError
+from .settings import JudgeSettings
+
+T = TypeVar("T")
+
+
+class JudgeClient(Protocol):
+    """What the judges need of `backends.client.ChatClient`."""
+
+    async def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        model: str | None = None,
+        response_format: dict[str, Any] | None = None,
+        sampling: SamplingParams | None = None,
+    ) -> ChatResponse: ...
+
+    async def resolve_model(self) -> str: ...
+
+
+class JudgeFailed(Exception):
+    """Every attempt gave an unusable answer; `raw` is the last output seen."""
+
+    def __init__(self, detail: str, attempts: int, raw: str) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.attempts = attempts
+        self.raw = raw
+
+
+async def call_judge(
+    client: JudgeClient,
+    model: str,
+    prompt: str,
+    *,
+    schema_name: str,
+    schema: dict[str, Any],
+    parse: Callable[[str], T],
+    settings: JudgeSettings,
+) -> tuple[T, int, str]:
+    """Ask the judge, parse its answer; returns (value, attempts, raw answer)."""
+    messages = [ChatMessage(role="user", content=prompt)]
+    structured = settings.structured_output
+    attempts = 0
+    infra_failures = 0
+    raw = ""
+    detail = "no attempt made"
+    while attempts < settings.max_attempts:
+        sampling = settings.sampling
+        if attempts > 0:
+            sampling = _with_temperature(sampling, settings.retry_temperature)
+        fmt = json_schema_format(schema_name, schema) if structured else None
+        try:
+            response = await client.chat(
+                messages, model=model, response_format=fmt, sampling=sampling
+            )
+        except InfrastructureError:
+            infra_failures += 1
+            if infra_failures >= settings.infra_attempts:
+                raise
+            await asyncio.sleep(min(2.0 ** infra_failures, 30.0))
+            continue
+        except HTTPStatusError as exc:
+            attempts += 1
+            detail = f"judge request rejected: {exc}"
+            structured = False
+            continue
+        except MalformedResponse as exc:
+            attempts += 1
+            detail = f"malformed judge response: {exc.detail}"
+            continue
+        attempts += 1
+        raw = response.message.content or ""
+        if not raw.strip():
+            detail = "empty judge output"
+            continue
+        try:
+            return parse(raw), attempts, raw
+        except JudgeParseError as exc:
+            detail = f"unparseable judge output: {exc}"
+    raise JudgeFailed(f"{detail} (after {attempts} attempts)", attempts, raw)
+
+
+def _with_temperature(sampling: SamplingParams, temperature: float) -> SamplingParams:
+    return SamplingParams(
+        temperature=temperature,
+        top_p=sampling.top_p,
+        max_tokens=sampling.max_tokens,
+        seed=sampling.seed,
+        n=sampling.n,
+        stop=sampling.stop,
+    )

@@ -1,0 +1,239 @@
+"""JudgePool: judge workers that consume finished trajectories, during a sweep or afterwards.
+
+`submit()` enqueues an EpisodeRecord without blocking; `settings.concurrency` workers judge
+records concurrently and append Judgements to RUN_DIR/judgements.jsonl through the run
+directory's single-writer discipline (`evaluator.results.ResultWriter`: append, fsync, torn
+tail repaired). Judgements are keyed by (trajectory hash, judge model, prompt version, kind);
+a key already on disk is skipped unless `rerun`. Which judge a unit gets:
+- travelbench unsolvable -> rule check (no LLM);
+- travelbench single_turn / multi_turn -> rubric judge, then the meta-judge when enabled;
+- any task with rubrics (VitaBench) -> sliding-window rubric evaluator;
+- anything else is counted as skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from backends.errors import InfrastructureError
+from bench_data.types import Task
+from evaluator.records import EpisodeRecord, Judgement
+from evaluator.results import EPISODES_FILE, ResultsCorrupt, ResultWriter, iter_records, scan_lines
+
+from .call import JudgeClient
+from .settings import JudgeSettings
+from .sliding_window import SLIDING_WINDOW_KIND, judge_sliding_window, llm_window_judge
+from .sliding_window import prompt_version as window_version
+from .transcript import trajectory_hash
+from .travel import (
+    DIMENSIONS,
+    META_KIND,
+    META_PROMPT_VERSION,
+    RUBRIC_KIND,
+    RUBRIC_PROMPT_VERSION,
+    judge_meta,
+    judge_rubric,
+)
+from .unsolvable import RULE_JUDGE_MODEL, UNSOLVABLE_KIND, judge_unsolvable, rule_version
+
+JUDGEMENTS_FILE = "judgements.jsonl"
+JudgementKey = tuple[str, str, str, str]
+_decoder = msgspec.json.Decoder(Judgement)
+
+
+def judgement_key(j: Judgement) -> JudgementKey:
+    return (j.trajectory_hash, j.judge_model, j.prompt_version, j.kind)
+
+
+def read_judgements(run_dir: str | Path) -> list[Judgement]:
+    """Every complete Judgement of RUN_DIR/judgements.jsonl in file order (torn tail ignored)."""
+    path = Path(run_dir) / JUDGEMENTS_FILE
+    out: list[Judgement] = []
+    for n, line in scan_lines(path):
+        try:
+            out.append(_decoder.decode(line))
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ResultsCorrupt(f"{path}:{n}: cannot decode judgement: {exc}") from None
+    return out
+
+
+def latest_records(run_dir: str | Path) -> list[EpisodeRecord]:
+    """One EpisodeRecord per unit key (the last one written), in first-seen order."""
+    by_key: dict[str, EpisodeRecord] = {}
+    for rec in iter_records(run_dir):
+        by_key[rec.unit.key] = rec
+    return list(by_key.values())
+
+
+class PoolStats(msgspec.Struct):
+    submitted: int = 0
+    judged: int = 0            # judgements written (errors included)
+    judge_errors: int = 0      # judgements written with `error`
+    skipped_done: int = 0      # keys already judged
+    skipped_unjudgeable: int = 0
+    infra_failed: int = 0      # units left unjudged after infrastructure errors
+    unjudgeable: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+class JudgePool:
+    def __init__(
+        self,
+        run_dir: Path,
+        settings: JudgeSettings,
+        *,
+        client: JudgeClient | Sequence[JudgeClient],
+        tasks: dict[str, Task] | None = None,
+        tool_schemas: dict[str, list[dict[str, Any]]] | None = None,
+    ) -> None:
+        """client: one judge client, or one per endpoint (used round-robin).
+        tasks: Task.key -> Task (needed for rubric tasks; travel falls back to the record).
+        tool_schemas: benchmark -> OpenAI tool list shown to the travel judge."""
+        self.run_dir = Path(run_dir)
+        self.settings = settings
+        self.clients = [client] if not isinstance(client, Sequence) else list(client)
+        if not self.clients:
+            raise ValueError("JudgePool needs at least one client")
+        self._rr = itertools.cycle(self.clients)
+        self.tasks = tasks or {}
+        self.tool_schemas = tool_schemas or {}
+        self.stats = PoolStats()
+        self.model = settings.judge_model
+        self._done: set[JudgementKey] = set()
+        self._rubrics: dict[JudgementKey, Judgement] = {}
+        self._queue: asyncio.Queue[EpisodeRecord] = asyncio.Queue()
+        self._workers: list[asyncio.Task[None]] = []
+        self._writer: ResultWriter | None = None
+        self._crash: BaseException | None = None
+
+    async def start(self) -> None:
+        if self._writer is not None:
+            return
+        if not self.model:
+            self.model = await self.clients[0].resolve_model()
+        self._writer = ResultWriter(self.run_dir / JUDGEMENTS_FILE).start()
+        for j in read_judgements(self.run_dir):
+            key = judgement_key(j)
+            self._done.add(key)
+            if j.kind == RUBRIC_KIND and j.score is not None:
+                self._rubrics[key] = j
+        self._workers = [
+            asyncio.create_task(self._work(), name=f"judge-{i}")
+            for i in range(self.settings.concurrency)
+        ]
+
+    async def submit(self, record: EpisodeRecord) -> None:
+        """Enqueue one finished episode (never blocks on judging)."""
+        if self._writer is None:
+            raise RuntimeError("JudgePool.submit before start()")
+        self.stats.submitted += 1
+        self._queue.put_nowait(record)
+
+    async def close(self) -> None:
+        """Judge everything submitted, write it, stop the workers."""
+        if self._writer is None:
+            return
+        await self._queue.join()
+        for w in self._workers:
+            w.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+        await self._writer.close()
+        self._writer = None
+        if self._crash is not None:
+            raise RuntimeError(f"a judge worker failed: {self._crash!r}") from self._crash
+
+    async def judge_run(self, rerun: bool = False) -> PoolStats:
+        """The separate stage: judge every episode of RUN_DIR/episodes.jsonl not judged yet."""
+        if not (self.run_dir / EPISODES_FILE).exists():
+            raise FileNotFoundError(f"{self.run_dir / EPISODES_FILE}: no episodes to judge")
+        if rerun:
+            self.settings = msgspec.structs.replace(self.settings, rerun=True)
+        await self.start()
+        for rec in latest_records(self.run_dir):
+            await self.submit(rec)
+        await self.close()
+        return self.stats
+
+    # ------------------------------------------------------------------ workers
+
+    async def _work(self) -> None:
+        while True:
+            record = await self._queue.get()
+            try:
+                await self._judge(record)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - kept and re-raised by close()
+                if isinstance(exc, InfrastructureError):
+                    self.stats.infra_failed += 1
+                elif self._crash is None:
+                    self._crash = exc
+            finally:
+                self._queue.task_done()
+
+    def _skip(self, key: JudgementKey) -> bool:
+        if key in self._done and not self.settings.rerun:
+            self.stats.skipped_done += 1
+            return True
+        return False
+
+    def _write(self, j: Judgement) -> None:
+        assert self._writer is not None
+        self._writer.put(j)
+        self._done.add(judgement_key(j))
+        self.stats.judged += 1
+        if j.error is not None:
+            self.stats.judge_errors += 1
+
+    def _unjudgeable(self, why: str) -> None:
+        self.stats.skipped_unjudgeable += 1
+        self.stats.unjudgeable[why] = self.stats.unjudgeable.get(why, 0) + 1
+
+    async def _judge(self, record: EpisodeRecord) -> None:
+        thash = trajectory_hash(record)
+        task = self.tasks.get(record.unit.task)
+        s = self.settings
+        if record.benchmark == "travelbench" and record.subset == "unsolvable":
+            key = (thash, RULE_JUDGE_MODEL, rule_version(s.unsolvable_tags), UNSOLVABLE_KIND)
+            if not self._skip(key):
+                self._write(judge_unsolvable(record, s.unsolvable_tags, thash))
+            return
+        if record.benchmark == "travelbench" and record.subset in DIMENSIONS:
+            await self._judge_travel(record, task, thash)
+            return
+        if task is not None and task.rubrics:
+            key = (thash, self.model, window_version(s.window_turns, s.window_overlap),
+                   SLIDING_WINDOW_KIND)
+            if not self._skip(key):
+                judge = llm_window_judge(task, next(self._rr), self.model, s)
+                self._write(await judge_sliding_window(record, task, judge, self.model, s, thash))
+            return
+        if record.benchmark == "vitabench" and task is None:
+            self._unjudgeable("rubric task not found")
+        else:
+            self._unjudgeable(f"no judge for {record.benchmark}/{record.subset}")
+
+    async def _judge_travel(self, record: EpisodeRecord, task: Task | None, thash: str) -> None:
+        s = self.settings
+        tools = self.tool_schemas.get(record.benchmark)
+        rkey = (thash, self.model, RUBRIC_PROMPT_VERSION, RUBRIC_KIND)
+        rubric = self._rubrics.get(rkey)
+        fresh = False
+        if not self._skip(rkey):
+            rubric = await judge_rubric(record, task, next(self._rr), self.model, s, tools, thash)
+            self._write(rubric)
+            fresh = True
+            if rubric.score is not None:
+                self._rubrics[rkey] = rubric
+        if not s.meta_judge or rubric is None or rubric.score is None:
+            return
+        mkey = (thash, self.model, META_PROMPT_VERSION, META_KIND)
+        if not fresh and self._skip(mkey):  # a freshly judged rubric is always audited
+            return
+        self._write(await judge_meta(record, task, rubric, next(self._rr), self.model, s, tools))

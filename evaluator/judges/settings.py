@@ -1,0 +1,93 @@
+"""Judge configuration: the `[judge]` table of the run config, validated by msgspec.
+
+Every field is documented and defaulted; `agentsweep judge` flags override a few of them.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from backends.types import Endpoint, SamplingParams
+
+DEFAULT_UNSOLVABLE_TAGS = ("[Unsolvable]", "[Unsolved]")
+
+
+class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
+    """How trajectories are judged and scored.
+
+    endpoints: where the judge model is served. One or more OpenAI-compatible endpoints; the
+        pool spreads requests over them round-robin. The default is the embedded engine.
+    model: the judge model name recorded in every Judgement key. Empty means: the model of the
+        first endpoint, or, when that is empty too, the first model the server lists.
+    sampling: judge sampling; temperature 0 (deterministic judging) unless overridden.
+    concurrency: judge requests in flight at once (pool workers).
+    max_attempts: attempts per judge call when the output cannot be parsed or the server
+        rejects the request (4xx, malformed body); after that a judge error is recorded.
+    retry_temperature: temperature of the attempts after the first (a temperature-0 judge
+        would repeat the same unparseable output); the first attempt uses `sampling`.
+    infra_attempts: attempts per judge call on infrastructure errors (connection lost, 5xx,
+        timeout). When exhausted nothing is recorded, so a later `agentsweep judge` retries.
+    structured_output: send a JSON-schema `response_format` (guided decoding). The tolerant
+        parser is used either way.
+    meta_judge: run the TravelBench meta-judge audit after the rubric judge (calibration
+        factor s/5).
+    success_threshold: a TravelBench single/multi-turn unit counts as a success (for pass@k)
+        when its final instance score is >= this. Unsolvable and rubric units are 0/1 already.
+    unsolvable_tags: the refusal tags accepted in the first assistant response (case-sensitive).
+    window_turns: sliding-window evaluator: turns (messages) per window (`w`).
+    window_overlap: sliding-window evaluator: turns shared by adjacent windows (`delta`).
+    rerun: judge again even when a judgement with the same key already exists.
+    max_transcript_chars: each message is cut to this many characters in judge prompts
+        (long tool outputs would otherwise overflow small judge models). 0 = no cut.
+    tool_schemas_file: optional JSON file with the OpenAI-format tool list to show the judge
+        ("Available tools"); empty = the judge sees only the calls made and their results.
+    """
+
+    endpoints: list[Endpoint] = msgspec.field(default_factory=lambda: [Endpoint()])
+    model: str = ""
+    sampling: SamplingParams = msgspec.field(
+        default_factory=lambda: SamplingParams(temperature=0.0, max_tokens=2048)
+    )
+    concurrency: int = 8
+    max_attempts: int = 3
+    retry_temperature: float = 0.7
+    infra_attempts: int = 3
+    structured_output: bool = True
+    meta_judge: bool = True
+    success_threshold: float = 0.75
+    unsolvable_tags: list[str] = msgspec.field(
+        default_factory=lambda: list(DEFAULT_UNSOLVABLE_TAGS)
+    )
+    window_turns: int = 10
+    window_overlap: int = 2
+    rerun: bool = False
+    max_transcript_chars: int = 4000
+    tool_schemas_file: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.endpoints:
+            raise ValueError("judge.endpoints: at least one endpoint is required")
+        if self.concurrency < 1:
+            raise ValueError(f"judge.concurrency must be >= 1, got {self.concurrency}")
+        if self.max_attempts < 1:
+            raise ValueError(f"judge.max_attempts must be >= 1, got {self.max_attempts}")
+        if self.infra_attempts < 1:
+            raise ValueError(f"judge.infra_attempts must be >= 1, got {self.infra_attempts}")
+        if self.window_turns < 1:
+            raise ValueError(f"judge.window_turns must be >= 1, got {self.window_turns}")
+        if not 0 <= self.window_overlap < self.window_turns:
+            raise ValueError(
+                "judge.window_overlap must be >= 0 and < window_turns, got "
+                f"{self.window_overlap} (window_turns={self.window_turns})"
+            )
+        if not 0.0 <= self.success_threshold <= 1.0:
+            raise ValueError(
+                f"judge.success_threshold must be in [0, 1], got {self.success_threshold}"
+            )
+        if not self.unsolvable_tags:
+            raise ValueError("judge.unsolvable_tags: at least one tag is required")
+
+    @property
+    def judge_model(self) -> str:
+        """The configured judge model name ("" = resolve from the server)."""
+        return self.model or self.endpoints[0].model

@@ -1,0 +1,233 @@
+"""TravelBench rubric judge and meta-judge (paper section 4, appendix F).
+
+The rubric judge rates a single-turn or multi-turn trajectory on the subset's dimensions
+(Very Poor..Excellent -> 1..5); its Judgement's `score` is the normalised raw score
+(mean - 1) / 4. The meta-judge audits that evaluation and answers s in 1..5; its Judgement's
+`score` is the calibration factor s / 5. Tool penalty and calibration are combined in
+`evaluator.scoring`, from the stored judgements and the episode's tool-call counts.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import cache
+from importlib import resources
+from string import Template
+from typing import Any
+
+from bench_data.types import Task
+from evaluator.records import EpisodeRecord, Judgement
+
+from .call import JudgeClient, JudgeFailed, call_judge
+from .parse import RATING_LABELS, parse_meta, parse_rubric
+from .settings import JudgeSettings
+from .transcript import (
+    conversation_turns,
+    first_user_text,
+    render_conversation,
+    render_tools,
+    trajectory_hash,
+)
+
+RUBRIC_KIND = "travel_rubric"
+META_KIND = "meta"
+RUBRIC_PROMPT_VERSION = "travel-rubric-v1"
+META_PROMPT_VERSION = "travel-meta-v1"
+
+SINGLE_TURN_DIMENSIONS = ["reasoning_planning", "summarization_extraction", "presentation"]
+MULTI_TURN_DIMENSIONS = SINGLE_TURN_DIMENSIONS + ["user_interaction"]
+DIMENSIONS: dict[str, list[str]] = {
+    "single_turn": SINGLE_TURN_DIMENSIONS,
+    "multi_turn": MULTI_TURN_DIMENSIONS,
+}
+RATING_NAMES = {i + 1: label for i, label in enumerate(RATING_LABELS)}
+
+
+@cache
+def prompt_text(name: str) -> str:
+    return resources.files("evaluator.judges").joinpath("prompts", name).read_text("utf-8")
+
+
+@cache
+def dimension_definitions() -> dict[str, str]:
+    """`## name` sections of prompts/travel_dimensions.txt."""
+    sections: dict[str, str] = {}
+    current = ""
+    for line in prompt_text("travel_dimensions.txt").splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = ""
+        elif current:
+            sections[current] += line + "\n"
+    return {k: v.strip() for k, v in sections.items()}
+
+
+def dimensions_for(subset: str) -> list[str]:
+    try:
+        return DIMENSIONS[subset]
+    except KeyError:
+        raise ValueError(f"no TravelBench rubric for subset {subset!r}") from None
+
+
+def rubric_schema(dimensions: list[str]) -> dict[str, Any]:
+    entry = {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "rating": {"type": "string", "enum": list(RATING_LABELS)},
+        },
+        "required": ["reasoning", "rating"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {d: entry for d in dimensions},
+        "required": list(dimensions),
+        "additionalProperties": False,
+    }
+
+
+META_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "rating": {"type": "string", "enum": list(RATING_LABELS)},
+    },
+    "required": ["reasoning", "rating"],
+    "additionalProperties": False,
+}
+
+
+def _query_and_context(record: EpisodeRecord, task: Task | None) -> tuple[str, str]:
+    if task is not None and task.travel is not None:
+        return task.travel.query, task.travel.context or "(none)"
+    return first_user_text(record), "(none)"
+
+
+def build_rubric_prompt(
+    record: EpisodeRecord,
+    task: Task | None,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+) -> str:
+    dims = dimensions_for(record.subset)
+    defs = dimension_definitions()
+    query, context = _query_and_context(record, task)
+    example = json.dumps(
+        {d: {"reasoning": "...", "rating": "Good"} for d in dims}, ensure_ascii=False
+    )
+    note = ""
+    if "user_interaction" in dims:
+        note = (", and whether follow-up questions were necessary, few, not replaceable by a "
+                "tool call and on the user's intent")
+    return Template(prompt_text("travel_rubric.txt")).safe_substitute(
+        dimensions="\n\n".join(f"### {d}\n{defs[d]}" for d in dims),
+        context=context,
+        query=query,
+        tools=render_tools(tools),
+        conversation=render_conversation(
+            conversation_turns(record), settings.max_transcript_chars
+        ),
+        interaction_note=note,
+        example=example,
+    )
+
+
+def build_meta_prompt(
+    record: EpisodeRecord,
+    task: Task | None,
+    rubric: Judgement,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+) -> str:
+    query, context = _query_and_context(record, task)
+    ratings = "\n".join(
+        f"- {d}: {RATING_NAMES.get(int(v), v)}" for d, v in rubric.scores.items()
+    )
+    reasoning = "\n".join(f"- {d}: {r}" for d, r in rubric.reasoning.items()) or "(none)"
+    return Template(prompt_text("travel_meta.txt")).safe_substitute(
+        context=context,
+        query=query,
+        tools=render_tools(tools),
+        conversation=render_conversation(
+            conversation_turns(record), settings.max_transcript_chars
+        ),
+        ratings=ratings,
+        reasoning=reasoning,
+    )
+
+
+def normalised_rubric_score(ratings: dict[str, float]) -> float:
+    """(mean rating - 1) / 4, in [0, 1]."""
+    if not ratings:
+        raise ValueError("no ratings")
+    return (sum(ratings.values()) / len(ratings) - 1.0) / 4.0
+
+
+async def judge_rubric(
+    record: EpisodeRecord,
+    task: Task | None,
+    client: JudgeClient,
+    model: str,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+    thash: str | None = None,
+) -> Judgement:
+    """Rubric-judge one single/multi-turn trajectory. Judge failures become a Judgement with
+    `error`; infrastructure errors propagate."""
+    dims = dimensions_for(record.subset)
+    base = {
+        "unit": record.unit,
+        "trajectory_hash": thash or trajectory_hash(record),
+        "judge_model": model,
+        "prompt_version": RUBRIC_PROMPT_VERSION,
+        "kind": RUBRIC_KIND,
+    }
+    prompt = build_rubric_prompt(record, task, settings, tools)
+    try:
+        verdict, attempts, raw = await call_judge(
+            client, model, prompt,
+            schema_name="travel_rubric", schema=rubric_schema(dims),
+            parse=lambda text: parse_rubric(text, dims), settings=settings,
+        )
+    except JudgeFailed as exc:
+        return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
+                         raw=exc.raw, created_at=time.time())
+    scores = {d: float(v) for d, v in verdict.ratings.items()}
+    return Judgement(**base, score=normalised_rubric_score(scores), scores=scores,
+                     reasoning=verdict.reasoning, attempts=attempts, raw=raw,
+                     created_at=time.time())
+
+
+async def judge_meta(
+    record: EpisodeRecord,
+    task: Task | None,
+    rubric: Judgement,
+    client: JudgeClient,
+    model: str,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+) -> Judgement:
+    """Audit a successful rubric judgement; `score` = s / 5."""
+    if rubric.score is None:
+        raise ValueError("the meta-judge needs a successful rubric judgement")
+    base = {
+        "unit": record.unit,
+        "trajectory_hash": rubric.trajectory_hash,
+        "judge_model": model,
+        "prompt_version": META_PROMPT_VERSION,
+        "kind": META_KIND,
+    }
+    prompt = build_meta_prompt(record, task, rubric, settings, tools)
+    try:
+        verdict, attempts, raw = await call_judge(
+            client, model, prompt, schema_name="travel_meta", schema=META_SCHEMA,
+            parse=parse_meta, settings=settings,
+        )
+    except JudgeFailed as exc:
+        return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
+                         raw=exc.raw, created_at=time.time())
+    return Judgement(**base, score=verdict.rating / 5.0, scores={"meta": float(verdict.rating)},
+                     reasoning={"meta": verdict.reasoning}, attempts=attempts, raw=raw,
+                     created_at=time.time())
