@@ -112,15 +112,17 @@ class ModelRole:
 class AdmittedChat:
     """A ChatClient look-alike (`.chat`) whose calls go through admission (tool simulator)."""
 
-    __slots__ = ("_ep",)
+    __slots__ = ("_ep", "_klass", "_order")
 
-    def __init__(self, ep: RoleEndpoint) -> None:
+    def __init__(self, ep: RoleEndpoint, *, klass: int = CONTINUING, order: int = 0) -> None:
         self._ep = ep
+        self._klass = klass
+        self._order = order
 
     async def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
         ep = self._ep
         kwargs.setdefault("model", ep.model)
-        await ep.admission.acquire(CONTINUING, 0)
+        await ep.admission.acquire(self._klass, self._order)
         ep.counters.calls_in_flight += 1
         try:
             response = await ep.client.chat(messages, **kwargs)

@@ -235,6 +235,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
 
     res = _Resources()
     started = time.monotonic()
+    judged = ""
     try:
         engine_url = await _engine(config, run_dir, res, request.judge)
         engine_model = res.server.model if res.server is not None else ""
@@ -254,7 +255,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                                          simulator_model=sim.model)
         _write_run_files(run_dir, config, text, request, manifest, taskset, infos, len(done),
                          sb_settings.store)
-        judge = await _start_judging(request, config, run_dir, engine_url, engine_model, res)
+        judge = await _start_judging(request, config, run_dir, engine_url, engine_model, res,
+                                     counters, taskset)
 
         psettings = ProtocolSettings(
             max_steps=config.protocol.max_steps, max_turns=config.protocol.max_turns,
@@ -305,11 +307,14 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             await writer.close()
             await failures.close()
         if judge is not None and not outcome.interrupted:
-            await judge.finish()
+            print("judging the remaining episodes ...", file=sys.stderr)
+            judged = await judge.finish()
     finally:
         await res.aclose()
     text_summary = summary.render(wall_s=time.monotonic() - started, counters=counters,
                                   failures=outcome.failed, run_dir=str(run_dir))
+    if judged:
+        text_summary += "\n" + judged
     if outcome.interrupted:
         text_summary += (f"\n  interrupted: {outcome.cancelled} running episodes cancelled, "
                          f"{outcome.not_started} not started; continue with "
@@ -381,10 +386,51 @@ def _start_pollers(res: _Resources, config: RunConfig, counters: Counters,
         res.tasks.append(asyncio.create_task(adm.poll(scrape), name=f"metrics:{url}"))
 
 
+class _JudgeHook:
+    """Hands finished records to the JudgePool while rollouts continue."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def submit(self, record: EpisodeRecord) -> None:
+        t = asyncio.get_running_loop().create_task(self.pool.submit(record))
+        self._pending.add(t)
+        t.add_done_callback(self._pending.discard)
+
+    async def finish(self) -> str:
+        try:
+            await asyncio.gather(*self._pending)
+            await self.pool.close()
+        except Exception as exc:  # noqa: BLE001 - episodes are safe; judging can be redone
+            return (f"  judging failed: {type(exc).__name__}: {exc}; the episodes are saved, "
+                    "run `agentsweep judge RUN_DIR` to judge them")
+        st = self.pool.stats
+        return (f"  judged: {st.judged} judgements ({st.judge_errors} judge errors, "
+                f"{st.skipped_done} already judged, {st.infra_failed} left for `agentsweep judge`)")
+
+
 async def _start_judging(request: RunRequest, config: RunConfig, run_dir: Path,
-                         engine_url: str | None, engine_model: str, res: _Resources) -> Any:
+                         engine_url: str | None, engine_model: str, res: _Resources,
+                         counters: Counters, taskset: Any) -> _JudgeHook | None:
     if not request.judge:
         return None
-    from evaluator.judging_hook import start_judging
+    from evaluator.admission import NEW
+    from evaluator.judges.pool import JudgePool
 
-    return await start_judging(config, run_dir, engine_url, engine_model, res)
+    clients = []
+    for ep in config.judge.endpoints:
+        ep = _resolve(ep, engine_url, engine_model)
+        client = res.client(ep, max_connections=max(64, config.judge.concurrency * 2))
+        adm = res.admission.get(ep.base_url)
+        if adm is None:
+            adm = res.admission[ep.base_url] = AdmissionController(ep.base_url, config.admission)
+        model = ep.model or await client.resolve_model()
+        role = RoleEndpoint("judge", client, model, config.judge.sampling, adm, counters)
+        # judge calls queue behind every episode's requests: rollouts stay depth-first
+        clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
+    pool = JudgePool(run_dir, config.judge, client=clients,
+                     tasks={t.key: t for t in taskset.tasks},
+                     tool_schemas={taskset.benchmark: taskset.tool_schemas})
+    await pool.start()
+    return _JudgeHook(pool)
