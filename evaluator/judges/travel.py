@@ -46,7 +46,7 @@ RATING_NAMES = {i + 1: label for i, label in enumerate(RATING_LABELS)}
 
 @cache
 def prompt_text(name: str) -> str:
-    return resources.files("evaluator.judges").joinpath("prompts", name).read_text("utf-8")
+    return resources.files("evaluator.judges").joinpath("prompts").joinpath(name).read_text("utf-8")
 
 
 @cache
