@@ -103,6 +103,7 @@ class Scheduler:
         self._running: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
         self._idle.set()
+        self._started = 0
 
     # -- control --------------------------------------------------------------------------
     def request_stop(self) -> None:
@@ -137,6 +138,7 @@ class Scheduler:
             if not feeder.done():
                 feeder.cancel()
             await self._cancel_running()
+        self.outcome.not_started = len(self.units) - self._started
         return self.outcome
 
     async def _feed(self) -> None:
@@ -146,8 +148,8 @@ class Scheduler:
             await slots.acquire()
             if self._stop.is_set():
                 slots.release()
-                self.outcome.not_started = len(self.units) - order
                 return
+            self._started += 1
             task = asyncio.create_task(self._episode(order, wu))
             running.add(task)
             self._idle.clear()

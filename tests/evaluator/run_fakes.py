@@ -1,0 +1,30 @@
+"""A tiny episode protocol for scheduler / CLI tests: one agent call, then a record.
+
+Selected with `--set protocol.entry=tests.evaluator.run_fakes:one_call_episode`. The sleep
+(env FAKE_EPISODE_SLEEP, seconds) keeps episodes in flight long enough to kill the process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+
+from backends.types import ChatMessage
+from evaluator.protocols.base import EpisodeContext
+from evaluator.records import EpisodeRecord
+
+
+async def one_call_episode(ctx: EpisodeContext) -> EpisodeRecord:
+    started = time.time()
+    messages = [ChatMessage(role="system", content="test"),
+                ChatMessage(role="user", content=ctx.task.key)]
+    response = await ctx.agent.complete(messages)
+    await asyncio.sleep(float(os.environ.get("FAKE_EPISODE_SLEEP", "0")))
+    messages.append(response.message)
+    task = ctx.task
+    return EpisodeRecord(
+        unit=ctx.unit, benchmark=task.benchmark, subset=task.subset, task_id=task.task_id,
+        messages=messages, final_answer=response.message.content or "", n_agent_calls=1,
+        usage={"agent": response.usage}, started_at=started, finished_at=time.time(),
+    )
