@@ -48,7 +48,7 @@ class Usage(msgspec.Struct, omit_defaults=True):
     total_tokens: int = 0
     cached_tokens: int = 0
 
-    def add(self, other: "Usage") -> None:
+    def add(self, other: Usage) -> None:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.total_tokens += other.total_tokens

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -131,8 +132,8 @@ def test_k32_study_curves(tmp_path: Path) -> None:
     pa = [p.value for p in all_.curves["pass@k"]]
     ph = [p.value for p in all_.curves["pass^k"]]
     assert len(pa) == 32 and all(not math.isnan(v) for v in pa)
-    assert all(b >= a - 1e-12 for a, b in zip(pa, pa[1:]))
-    assert all(b <= a + 1e-12 for a, b in zip(ph, ph[1:]))
+    assert all(b >= a - 1e-12 for a, b in itertools.pairwise(pa))
+    assert all(b <= a + 1e-12 for a, b in itertools.pairwise(ph))
     assert pa[31] > pa[0] > ph[31]
     for p in all_.curves["pass@k"]:
         assert p.low - 1e-12 <= p.value <= p.high + 1e-12

@@ -34,7 +34,7 @@ def dump_dom(page: Path, profile: Path) -> str:
         "--disable-sync", f"--user-data-dir={profile}", "--virtual-time-budget=5000",
         "--dump-dom", page.resolve().as_uri(),
     ]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(cmd, check=False, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout
 
