@@ -1,0 +1,189 @@
+"""`agentsweep judge RUN_DIR`: the separate, resumable judging stage.
+
+Reads RUN_DIR/episodes.jsonl, judges every trajectory whose judgement key is not in
+RUN_DIR/judgements.jsonl yet (all of them with --rerun), appends the judgements, and prints a
+short score summary. The judge endpoints come from the run's `[judge]` table; "embedded"
+means the engine of `[engine]` (attached when `engine.url` is set, else started for the
+duration of the command, its log in RUN_DIR/engine-judge.log).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "judge",
+        help="judge a run's trajectories (resumable; already judged ones are skipped)",
+        description="Judge the episodes of RUN_DIR with the TravelBench rubric + meta judge, "
+        "the unsolvable rule and the sliding-window rubric evaluator; append to "
+        "judgements.jsonl and print scores.",
+    )
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    p.add_argument("--judge-url", default=None,
+                   help="OpenAI-compatible judge endpoint (overrides [judge] endpoints)")
+    p.add_argument("--judge-model", default=None, help="judge model name (overrides [judge] model)")
+    p.add_argument("--rerun", action="store_true", help="judge again even if already judged")
+    p.add_argument("--concurrency", type=int, default=None, help="judge requests in flight")
+    p.add_argument("--no-meta", action="store_true", help="skip the TravelBench meta-judge")
+    p.set_defaults(func=run_judge)
+
+
+def _run_config(run_dir: Path) -> Any:
+    """The run's RunConfig: the manifest's resolved config, else config.toml, else defaults."""
+    from evaluator.config import RunConfig, load_config
+
+    manifest = run_dir / "manifest.json"
+    if manifest.exists():
+        try:
+            raw = msgspec.json.decode(manifest.read_bytes())
+            resolved = raw.get("resolved_config") if isinstance(raw, dict) else None
+            if isinstance(resolved, dict):
+                return msgspec.convert(resolved, RunConfig)
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            pass
+    config_path = run_dir / "config.toml"
+    config, _ = load_config(config_path if config_path.exists() else None)
+    return config
+
+
+def judge_settings_for(config: Any, args: argparse.Namespace) -> Any:
+    from backends.types import Endpoint
+
+    s = config.judge
+    changes: dict[str, Any] = {}
+    if args.judge_url:
+        changes["endpoints"] = [Endpoint(base_url=args.judge_url, model=args.judge_model or "")]
+    if args.judge_model:
+        changes["model"] = args.judge_model
+    if args.concurrency is not None:
+        changes["concurrency"] = args.concurrency
+    if args.no_meta:
+        changes["meta_judge"] = False
+    if args.rerun:
+        changes["rerun"] = True
+    s = msgspec.structs.replace(s, **changes)
+    s.__post_init__()  # replace() does not validate
+    return s
+
+
+def _tasks(config: Any) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
+    from bench_data.registry import load_tasks
+
+    d = config.data
+    try:
+        ts = load_tasks(d.dataset, subsets=d.subsets or None, data_dir=d.data_dir or None,
+                        skip_bad=True)
+    except (OSError, ValueError) as exc:
+        print(f"warning: tasks of {d.dataset!r} not loaded ({exc}); rubric tasks cannot be "
+              "judged, travel judges use the recorded query", file=sys.stderr)
+        return {}, {}
+    return {t.key: t for t in ts.tasks}, {ts.benchmark: ts.tool_schemas}
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    from evaluator.config import ConfigError
+
+    run_dir: Path = args.run_dir
+    if not (run_dir / "episodes.jsonl").exists():
+        print(f"{run_dir}: no episodes.jsonl (not a run directory?)", file=sys.stderr)
+        return 2
+    try:
+        config = _run_config(run_dir)
+        settings = judge_settings_for(config, args)
+    except (ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    tasks, tools = _tasks(config)
+    server = None
+    try:
+        endpoints = list(settings.endpoints)
+        if any(ep.base_url == "embedded" for ep in endpoints):
+            server = _engine(config, run_dir)
+            endpoints = [
+                msgspec.structs.replace(ep, base_url=server.base_url,
+                                        model=ep.model or server.model)
+                if ep.base_url == "embedded" else ep
+                for ep in endpoints
+            ]
+            settings = msgspec.structs.replace(settings, endpoints=endpoints)
+        stats = asyncio.run(_judge(run_dir, settings, tasks, tools))
+    finally:
+        if server is not None:
+            server.stop()
+    print(f"judged {stats.judged} ({stats.judge_errors} judge errors), "
+          f"{stats.skipped_done} already judged, {stats.skipped_unjudgeable} without a judge, "
+          f"{stats.infra_failed} left after infrastructure errors")
+    for why, n in sorted(stats.unjudgeable.items()):
+        print(f"  not judged: {n} x {why}")
+    print(summary_text(run_dir, settings))
+    return 0 if stats.infra_failed == 0 else 1
+
+
+def _engine(config: Any, run_dir: Path) -> Any:
+    from backends.server import VLLMServer
+
+    e = config.engine
+    if e.url:
+        return VLLMServer.attach(e.url)
+    print(f"starting the embedded engine (log: {run_dir / 'engine-judge.log'}) ...",
+          file=sys.stderr)
+    server = VLLMServer(e.model or None, device=e.device, max_model_len=e.max_model_len,
+                        cpu_kv_cache_gb=e.cpu_kv_cache_gb,
+                        tensor_parallel_size=e.tensor_parallel_size, extra_args=e.extra_args,
+                        log_path=run_dir / "engine-judge.log",
+                        startup_timeout_s=e.startup_timeout_s)
+    server.start()
+    return server
+
+
+async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
+                 tools: dict[str, list[dict[str, Any]]]) -> Any:
+    from backends.client import ChatClient
+    from evaluator.judges.pool import JudgePool
+
+    clients = [ChatClient(ep, max_connections=max(64, 2 * settings.concurrency))
+               for ep in settings.endpoints]
+    try:
+        pool = JudgePool(run_dir, settings, client=clients, tasks=tasks, tool_schemas=tools)
+        return await pool.judge_run(rerun=settings.rerun)
+    finally:
+        for c in clients:
+            await c.close()
+
+
+def summary_text(run_dir: Path, settings: Any) -> str:
+    """A few lines: TravelBench subset/overall scores (x100, mean ± std over trials) and
+    rubric-task success and rubric accuracy."""
+    from evaluator.scoring import score_run, travel_summary
+
+    scores = score_run(run_dir, settings)
+    lines: list[str] = []
+    ts = travel_summary(scores)
+    for name, sub in ts.subsets.items():
+        if sub.mean is None:
+            lines.append(f"  {name:12s}  no scored units ({sub.n_errors} unscored)")
+            continue
+        lines.append(f"  {name:12s} {100 * sub.mean:6.2f} ± {100 * (sub.std or 0):5.2f}  "
+                     f"({sub.n_scored}/{sub.n_units} scored, {len(sub.per_trial)} trials)")
+    if ts.overall is not None:
+        note = "" if ts.complete else "  (not all three subsets present)"
+        lines.append(f"  {'overall':12s} {100 * ts.overall:6.2f} ± "
+                     f"{100 * (ts.overall_std or 0):5.2f}{note}")
+    other = [s for s in scores if s.benchmark != "travelbench"]
+    scored = [s for s in other if s.score is not None]
+    if other:
+        acc = [s.dims["rubric_accuracy"] for s in scored if "rubric_accuracy" in s.dims]
+        line = (f"  rubric tasks: success {sum(1 for s in scored if s.success)}/{len(scored)}"
+                f" scored ({len(other) - len(scored)} unscored)")
+        if acc:
+            line += f", rubric accuracy {100 * sum(acc) / len(acc):.1f}%"
+        lines.append(line)
+    return "\n".join(["scores:"] + lines) if lines else "scores: nothing scored"
