@@ -89,11 +89,16 @@ def _tasks(config: Any) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]
 
 
 def run_judge(args: argparse.Namespace) -> int:
+    """Exit codes: 0 everything judgeable was judged (judge errors included); 1 some units
+    were left unjudged by infrastructure errors (judge endpoint down) - run again later;
+    2 bad RUN_DIR, config or arguments."""
+    from backends.errors import InfrastructureError
     from evaluator.config import ConfigError
+    from evaluator.results import ResultsCorrupt
 
     run_dir: Path = args.run_dir
-    if not (run_dir / "episodes.jsonl").exists():
-        print(f"{run_dir}: no episodes.jsonl (not a run directory?)", file=sys.stderr)
+    if not (run_dir / "episodes.jsonl").is_file():
+        print(f"error: {run_dir}: no episodes.jsonl (not a run directory?)", file=sys.stderr)
         return 2
     try:
         config = _run_config(run_dir)
@@ -115,6 +120,13 @@ def run_judge(args: argparse.Namespace) -> int:
             ]
             settings = msgspec.structs.replace(settings, endpoints=endpoints)
         stats = asyncio.run(_judge(run_dir, settings, tasks, tools))
+    except ResultsCorrupt as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except InfrastructureError as exc:
+        print(f"error: judge endpoint unavailable: {exc}\nnothing was scored; run "
+              f"`agentsweep judge {run_dir}` again once it is up", file=sys.stderr)
+        return 1
     finally:
         if server is not None:
             server.stop()
@@ -123,6 +135,12 @@ def run_judge(args: argparse.Namespace) -> int:
           f"{stats.infra_failed} left after infrastructure errors")
     for why, n in sorted(stats.unjudgeable.items()):
         print(f"  not judged: {n} x {why}")
+    if stats.infra_failed:
+        urls = ", ".join(ep.base_url for ep in settings.endpoints)
+        print(f"error: {stats.infra_failed} unit(s) not judged: the judge endpoint ({urls}) "
+              "failed with connection errors, timeouts or 5xx answers after "
+              f"{settings.infra_attempts} attempt(s); nothing was recorded for them, run "
+              f"`agentsweep judge {run_dir}` again once it is up", file=sys.stderr)
     print(summary_text(run_dir, settings))
     return 0 if stats.infra_failed == 0 else 1
 

@@ -1,0 +1,300 @@
+"""`agentsweep judge RUN_DIR` end to end, without a model.
+
+A run directory is produced by `agentsweep run` against `perf.stub_server` (or written by hand
+when a test needs tool calls or a particular judge config); the judge is a small aiohttp
+server in a thread that answers /v1/chat/completions with canned rubric / meta JSON.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Self
+
+import msgspec
+import pytest
+from aiohttp import web
+
+from evaluator.cli import main
+from evaluator.judges.pool import read_judgements
+from evaluator.judges.settings import JudgeSettings
+from evaluator.records import Judgement
+from evaluator.results import EPISODES_FILE, iter_records
+from evaluator.scoring import score_run
+from perf.stub_server import free_port
+from tests.evaluator.judge_fakes import make_record
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE = "tests.evaluator.run_fakes:one_call_episode"
+JUDGE_MODEL = "judge-m"
+# Good, Fair, Excellent, Poor -> 4, 3, 5, 2
+RUBRIC = {
+    "reasoning_planning": {"reasoning": "plans well", "rating": "Good"},
+    "summarization_extraction": {"reasoning": "ok", "rating": "Fair"},
+    "presentation": {"reasoning": "clear", "rating": "Excellent"},
+    "user_interaction": {"reasoning": "asks too much", "rating": "Poor"},
+}
+META = {"reasoning": "the evaluation is mostly fair", "rating": "Good"}  # s = 4
+SINGLE = (4 + 3 + 5 - 3) / 3 / 4   # (mean - 1) / 4 = 0.75
+MULTI = (4 + 3 + 5 + 2 - 4) / 4 / 4  # 0.625
+
+
+def canned(body: dict[str, Any]) -> str:
+    """Valid judge JSON for the request: the meta answer or the rubric answer."""
+    fmt = body.get("response_format") or {}
+    name = fmt.get("json_schema", {}).get("name", "")
+    prompt = body["messages"][-1]["content"]
+    if name == "travel_meta" or (not name and "meta" in prompt.lower()):
+        return json.dumps(META)
+    return json.dumps(RUBRIC)
+
+
+class JudgeStub:
+    """An OpenAI-compatible judge in a background thread; `answer(body)` gives the content."""
+
+    def __init__(self, answer: Callable[[dict[str, Any]], str] = canned) -> None:
+        self.answer = answer
+        self.requests: list[dict[str, Any]] = []
+        self.url = ""
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    async def _chat(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        self.requests.append(body)
+        content = self.answer(body)
+        return web.json_response({
+            "id": "j", "object": "chat.completion", "created": 0, "model": JUDGE_MODEL,
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+        })
+
+    async def _models(self, request: web.Request) -> web.Response:
+        return web.json_response({"object": "list", "data": [{"id": JUDGE_MODEL,
+                                                              "object": "model"}]})
+
+    async def _start(self) -> str:
+        app = web.Application()
+        app.router.add_post("/v1/chat/completions", self._chat)
+        app.router.add_get("/v1/models", self._models)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return f"http://127.0.0.1:{port}/v1"
+
+    def __enter__(self) -> Self:
+        self._thread.start()
+        self.url = asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(30)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._runner is not None:
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(30)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(30)
+        self._loop.close()
+
+
+@pytest.fixture
+def judge() -> Iterator[JudgeStub]:
+    with JudgeStub() as j:
+        yield j
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real run directory: `agentsweep run` of 2 sample tasks per subset on the stub."""
+    from perf.stub_server import start_stub
+
+    out = tmp_path_factory.mktemp("runs")
+    env = dict(os.environ, FAKE_EPISODE_SLEEP="0")
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    with start_stub("--mode", "text") as stub:
+        r = subprocess.run(
+            [sys.executable, "-m", "evaluator.cli", "run", "--engine-url", stub.url,
+             "--out", str(out), "--name", "s", "--limit", "2", "--trials", "1",
+             "--progress", "off", "--set", f"protocol.entry={FAKE}"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=180, check=False)
+    assert r.returncode == 0, r.stderr
+    return out / "s"
+
+
+def copy_run(src: Path, dst: Path) -> Path:
+    dst.mkdir()
+    for name in ("manifest.json", "config.toml", EPISODES_FILE):
+        (dst / name).write_bytes((src / name).read_bytes())
+    return dst
+
+
+def judge_cli(*args: str) -> int:
+    return main(["judge", *args])
+
+
+def by_kind(judgements: list[Judgement]) -> dict[str, list[Judgement]]:
+    out: dict[str, list[Judgement]] = {}
+    for j in judgements:
+        out.setdefault(j.kind, []).append(j)
+    return out
+
+
+def test_judge_scores_resumes_and_reruns(sample_run, judge, tmp_path, capsys):
+    run_dir = copy_run(sample_run, tmp_path / "run")
+    records = list(iter_records(run_dir))
+    assert sorted(r.subset for r in records) == ["multi_turn"] * 2 + ["single_turn"] * 2 + [
+        "unsolvable"] * 2
+
+    assert judge_cli(str(run_dir), "--judge-url", judge.url, "--judge-model", JUDGE_MODEL) == 0
+    out = capsys.readouterr().out
+    assert "judged 10 (0 judge errors), 0 already judged" in out
+    js = read_judgements(run_dir)
+    kinds = by_kind(js)
+    assert {k: len(v) for k, v in kinds.items()} == {"travel_rubric": 4, "meta": 4,
+                                                      "unsolvable": 2}
+    assert len(judge.requests) == 8  # the unsolvable rule needs no model
+    assert {b["model"] for b in judge.requests} == {JUDGE_MODEL}
+    for j in kinds["travel_rubric"]:
+        expected = SINGLE if j.unit.task.split("/")[1] == "single_turn" else MULTI
+        assert j.judge_model == JUDGE_MODEL and j.error is None
+        assert j.score == pytest.approx(expected)
+        assert set(j.scores.values()) <= {2.0, 3.0, 4.0, 5.0}
+    assert all(j.score == pytest.approx(0.8) for j in kinds["meta"])
+    assert all(j.score == 0.0 and j.judge_model == "rule" for j in kinds["unsolvable"])
+    # the final instance score: normalised rubric x meta s/5 (no tool calls: no penalty)
+    settings = JudgeSettings(model=JUDGE_MODEL)
+    scores = {s.unit.key: s for s in score_run(run_dir, settings)}
+    assert len(scores) == 6
+    for s in scores.values():
+        want = {"single_turn": SINGLE * 0.8, "multi_turn": MULTI * 0.8, "unsolvable": 0.0}
+        assert s.score == pytest.approx(want[s.subset]), s.unit.key
+    assert "single_turn   60.00" in out and "multi_turn    50.00" in out
+
+    # a second judge run finds everything judged: nothing asked, nothing appended
+    before = (run_dir / "judgements.jsonl").read_bytes()
+    assert judge_cli(str(run_dir), "--judge-url", judge.url, "--judge-model", JUDGE_MODEL) == 0
+    assert "judged 0 (0 judge errors), 10 already judged" in capsys.readouterr().out
+    assert (run_dir / "judgements.jsonl").read_bytes() == before
+    assert len(judge.requests) == 8
+
+    # --rerun judges everything again and appends
+    assert judge_cli(str(run_dir), "--judge-url", judge.url, "--judge-model", JUDGE_MODEL,
+                     "--rerun") == 0
+    assert "judged 10 (0 judge errors)" in capsys.readouterr().out
+    assert len(read_judgements(run_dir)) == 20
+    assert len(judge.requests) == 16
+    assert {s.unit.key: s.score for s in score_run(run_dir, settings)} == {
+        k: s.score for k, s in scores.items()}
+
+    # another judge model is another key: judged afresh; --no-meta skips the audit
+    assert judge_cli(str(run_dir), "--judge-url", judge.url, "--judge-model", "other",
+                     "--no-meta", "--concurrency", "1") == 0
+    assert "judged 4 (0 judge errors), 2 already judged" in capsys.readouterr().out
+    new = read_judgements(run_dir)[20:]
+    assert {(j.kind, j.judge_model) for j in new} == {("travel_rubric", "other")}
+
+
+def _hand_run(run_dir: Path, judge_toml: str, records: list[Any]) -> Path:
+    run_dir.mkdir()
+    (run_dir / "config.toml").write_text('[data]\ndataset = "sample"\n\n[judge]\n' + judge_toml)
+    (run_dir / EPISODES_FILE).write_bytes(b"".join(msgspec.json.encode(r) + b"\n"
+                                                   for r in records))
+    return run_dir
+
+
+def test_tool_penalty_and_config_endpoints(judge, tmp_path, capsys):
+    """Endpoints from the run's config.toml (no manifest); 1 of 4 tool calls failed."""
+    run_dir = _hand_run(
+        tmp_path / "h",
+        f'model = "{JUDGE_MODEL}"\nendpoints = [{{ base_url = "{judge.url}" }}]\n',
+        [make_record("single_turn", "a", calls=4, errors=1), make_record("multi_turn", "b")])
+    assert judge_cli(str(run_dir)) == 0
+    capsys.readouterr()
+    scores = {s.task_id: s.score for s in score_run(run_dir, JudgeSettings(model=JUDGE_MODEL))}
+    assert scores["a"] == pytest.approx(SINGLE * 0.8 * 0.75)
+    assert scores["b"] == pytest.approx(MULTI * 0.8)
+
+
+def test_unparseable_answer_is_retried_then_recorded_as_judge_error(tmp_path, capsys):
+    with JudgeStub(lambda body: "I think it is fine, no JSON here.") as bad:
+        run_dir = _hand_run(tmp_path / "u", f'model = "{JUDGE_MODEL}"\nmax_attempts = 3\n'
+                            f'endpoints = [{{ base_url = "{bad.url}" }}]\n',
+                            [make_record("single_turn", "a")])
+        assert judge_cli(str(run_dir)) == 0
+        out = capsys.readouterr().out
+        assert len(bad.requests) == 3
+        temps = [b.get("temperature") for b in bad.requests]
+        assert temps[0] == 0.0 and temps[1:] == [0.7, 0.7]  # retries leave temperature 0
+    assert "judged 1 (1 judge errors)" in out
+    [j] = read_judgements(run_dir)
+    assert j.kind == "travel_rubric" and j.score is None and j.attempts == 3
+    assert "unparseable" in (j.error or "") and "no JSON here" in j.raw
+    [s] = score_run(run_dir, JudgeSettings(model=JUDGE_MODEL))
+    assert s.score is None and s.judge_error and s.judge_error.startswith("rubric:")
+    # a judge error is a verdict: not asked again unless --rerun
+    with JudgeStub() as good:
+        assert judge_cli(str(run_dir), "--judge-url", good.url, "--judge-model",
+                         JUDGE_MODEL) == 0
+        assert good.requests == []
+        assert judge_cli(str(run_dir), "--judge-url", good.url, "--judge-model",
+                         JUDGE_MODEL, "--rerun") == 0
+        assert len(good.requests) == 2  # rubric + meta
+    capsys.readouterr()
+    [s] = score_run(run_dir, JudgeSettings(model=JUDGE_MODEL))
+    assert s.score == pytest.approx(SINGLE * 0.8)
+
+
+@pytest.mark.parametrize("model", [JUDGE_MODEL, ""])
+def test_dead_judge_endpoint_is_an_infrastructure_failure(model, tmp_path, capsys):
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    run_dir = _hand_run(
+        tmp_path / "d",
+        f'model = "{model}"\ninfra_attempts = 1\n'
+        f'endpoints = [{{ base_url = "{dead}", max_retries = 0, timeout_s = 5.0 }}]\n',
+        [make_record("single_turn", "a"), make_record("unsolvable", "u")])
+    code = judge_cli(str(run_dir))
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert dead in out + err
+    assert not any(j.kind != "unsolvable" for j in read_judgements(run_dir))
+    assert all(j.error is None for j in read_judgements(run_dir))
+    if model:  # the rule judge needs no endpoint; the rubric unit is left for a later run
+        assert "1 left after infrastructure errors" in out
+
+
+def test_dead_engine_url_is_an_infrastructure_failure(tmp_path, capsys):
+    run_dir = _hand_run(tmp_path / "e", "", [make_record("single_turn", "a")])
+    cfg = run_dir / "config.toml"
+    dead = f"http://127.0.0.1:{free_port()}/v1"
+    cfg.write_text(f'[engine]\nurl = "{dead}"\n\n' + cfg.read_text())
+    assert judge_cli(str(run_dir)) == 1
+    err = capsys.readouterr().err
+    assert "cannot attach" in err and "Traceback" not in err
+    assert not (run_dir / "judgements.jsonl").exists() or read_judgements(run_dir) == []
+
+
+def test_missing_or_invalid_run_dir(tmp_path, capsys):
+    assert judge_cli(str(tmp_path / "nope")) == 2
+    assert "no episodes.jsonl" in capsys.readouterr().err
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / EPISODES_FILE).write_text('{"not": "a record"}\n{}\n')
+    assert judge_cli(str(bad), "--judge-url", "http://127.0.0.1:1/v1", "--judge-model", "m") == 2
+    assert "episodes.jsonl:1" in capsys.readouterr().err
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / EPISODES_FILE).write_text("")
+    (cfg / "config.toml").write_text("[judge]\nconcurency = 3\n")
+    assert judge_cli(str(cfg)) == 2
+    assert "judge.concurency" in capsys.readouterr().err
+    (cfg / "config.toml").write_text("[judge]\nconcurrency = 3\n")
+    assert judge_cli(str(cfg), "--concurrency", "0") == 2
+    assert "judge.concurrency must be >= 1" in capsys.readouterr().err
