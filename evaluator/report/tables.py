@@ -59,9 +59,9 @@ def summary_table(runs: list[RunSummary]) -> Table:
     table = Table(
         "Summary",
         ["subset", "run", "units", "tasks", "trials", "mean ± std", "success",
-         "pass@1", "pass@n", "pass^n", "tool err", "cache hit", "judge err"],
+         "pass@1", "pass@n", "pass^n", "tool err", "prompt cached", "judge err"],
         note="trials = max trials per task (n); pass@n / pass^n at that n; std across trial "
-             "indices; cache hit = cached / prompt tokens over all roles.",
+             "indices; prompt cached = cached / prompt tokens over all roles (vLLM prefix cache).",
     )
     for name in subset_names(runs):
         for run in runs:
