@@ -208,9 +208,7 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     user: RoleConfig = msgspec.field(
         default_factory=lambda: RoleConfig(sampling=SamplingParams(temperature=0.0, max_tokens=96))
     )
-    tool_simulator: RoleConfig = msgspec.field(
-        default_factory=lambda: RoleConfig(sampling=SamplingParams(temperature=0.0, max_tokens=160))
-    )
+    tool_simulator: RoleConfig = msgspec.field(default_factory=RoleConfig)
     judge: JudgeSettings = msgspec.field(
         default_factory=lambda: JudgeSettings(
             sampling=SamplingParams(temperature=0.0, max_tokens=320)
@@ -261,11 +259,33 @@ def load_config(
         set_dotted(raw, key, value, origin)
         origins[key] = origin
     check_unknown_keys(raw, RunConfig, source, text, origins)
+    sim = raw.get("tool_simulator")
+    if isinstance(sim, dict) and "sampling" in sim:
+        raise _located("`tool_simulator.sampling` cannot be set: simulated tool answers are "
+                       "decoded at temperature 0 so that they are reproducible (their length cap "
+                       "is `sandbox.simulator_max_tokens`)", source, text, origins,
+                       "tool_simulator.sampling")
+    _keep_role_sampling_defaults(raw)
     try:
         config = msgspec.convert(raw, RunConfig, strict=True)
     except msgspec.ValidationError as exc:
         raise _located(str(exc), source, text, origins) from None
     return config, text
+
+
+def _keep_role_sampling_defaults(raw: dict[str, Any]) -> None:
+    """A role table given in part (say only `[agent.endpoint]`, or `--agent-url`) keeps the
+    run's per-role sampling defaults (e.g. the agent's max_tokens) for the keys it leaves out,
+    instead of falling back to the bare SamplingParams defaults."""
+    base = RunConfig()
+    for role in ("agent", "user", "judge"):
+        table = raw.get(role)
+        if not isinstance(table, dict):
+            continue
+        sampling = table.setdefault("sampling", {})
+        if isinstance(sampling, dict):
+            for key, value in msgspec.to_builtins(getattr(base, role).sampling).items():
+                sampling.setdefault(key, value)
 
 
 def parse_override(item: str) -> tuple[str, Any]:

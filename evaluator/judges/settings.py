@@ -39,8 +39,6 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     rerun: judge again even when a judgement with the same key already exists.
     max_transcript_chars: each message is cut to this many characters in judge prompts
         (long tool outputs would otherwise overflow small judge models). 0 = no cut.
-    tool_schemas_file: optional JSON file with the OpenAI-format tool list to show the judge
-        ("Available tools"); empty = the judge sees only the calls made and their results.
     """
 
     endpoints: list[Endpoint] = msgspec.field(default_factory=lambda: [Endpoint()])
@@ -62,7 +60,6 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     window_overlap: int = 2
     rerun: bool = False
     max_transcript_chars: int = 4000
-    tool_schemas_file: str = ""
 
     def __post_init__(self) -> None:
         if not self.endpoints:

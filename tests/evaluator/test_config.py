@@ -91,3 +91,24 @@ def test_doc_lists_every_table_and_field():
     for field in RunConfig.__struct_fields__:
         assert f"`{field}" in doc
     assert "`agent.sampling.max_tokens`" in doc
+
+
+def test_partial_role_tables_keep_role_sampling_defaults():
+    cfg, _ = load_config(text='[agent.endpoint]\nbase_url = "http://gpu:8000/v1"\n'
+                              "[judge.sampling]\ntemperature = 0.5\n",
+                         overrides=[("user.sampling.temperature", 0.7, "--set")])
+    assert cfg.agent.endpoint.base_url == "http://gpu:8000/v1"
+    assert cfg.agent.sampling.max_tokens == RunConfig().agent.sampling.max_tokens == 160
+    assert cfg.user.sampling.temperature == 0.7
+    assert cfg.user.sampling.max_tokens == RunConfig().user.sampling.max_tokens
+    assert cfg.judge.sampling.temperature == 0.5
+    assert cfg.judge.sampling.max_tokens == RunConfig().judge.sampling.max_tokens
+    cfg, _ = load_config(text="[agent.sampling]\nmax_tokens = 32\n")
+    assert cfg.agent.sampling.max_tokens == 32 and cfg.agent.sampling.temperature == 0.0
+
+
+def test_tool_simulator_sampling_is_rejected_with_its_line(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text('trials = 1\n[tool_simulator.sampling]\ntemperature = 0.7\n')
+    with pytest.raises(ConfigError, match=r"run\.toml:2.*tool_simulator\.sampling.*temperature 0"):
+        load_config(path)
