@@ -65,7 +65,6 @@ def _index(args: argparse.Namespace) -> int:
     import asyncio
 
     from backends.embedder import make_embedder
-
     from cache_store.index import build_index
 
     embedder = make_embedder(args.embedder)
