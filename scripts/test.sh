@@ -9,5 +9,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
     || echo "[test] chromium could not be installed; browser tests will be skipped" >&2
 fi
-.venv/bin/ruff check backends bench_data cache_store evaluator kernels perf tests
+.venv/bin/ruff check --no-cache backends bench_data cache_store evaluator kernels perf tests
 exec .venv/bin/python -m pytest -q -rs "$@"
