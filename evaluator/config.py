@@ -157,7 +157,7 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
         (e.g. "http://127.0.0.1:8000/v1"); "" = start the embedded vLLM engine for the run
         (its log goes to RUN_DIR/engine.log) and stop it at the end.
     model: model path for the started engine; "" = the bundled default model.
-    device: "auto", "cpu" or "cuda".
+    device: "auto" (GPU when CUDA is usable), "cpu" or "gpu".
     max_model_len: context length of the started engine.
     cpu_kv_cache_gb: KV-cache size on CPU.
     tensor_parallel_size: GPUs per engine.
@@ -167,7 +167,7 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
 
     url: str = ""
     model: str = ""
-    device: Literal["auto", "cpu", "cuda"] = "auto"
+    device: Literal["auto", "cpu", "gpu"] = "auto"
     max_model_len: int = 8192
     cpu_kv_cache_gb: float = 4.0
     tensor_parallel_size: int = 1

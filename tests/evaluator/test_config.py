@@ -112,3 +112,13 @@ def test_tool_simulator_sampling_is_rejected_with_its_line(tmp_path):
     path.write_text('trials = 1\n[tool_simulator.sampling]\ntemperature = 0.7\n')
     with pytest.raises(ConfigError, match=r"run\.toml:2.*tool_simulator\.sampling.*temperature 0"):
         load_config(path)
+
+
+def test_engine_device_names_match_the_server():
+    from backends.server_launch import DEVICE_CHOICES
+
+    for device in DEVICE_CHOICES:
+        cfg, _ = load_config(text=f'[engine]\ndevice = "{device}"\n')
+        assert cfg.engine.device == device
+    with pytest.raises(ConfigError, match="device"):
+        load_config(text='[engine]\ndevice = "tpu"\n')
