@@ -105,6 +105,8 @@ class JudgePool:
         self.stats = PoolStats()
         self.model = settings.judge_model
         self._done: set[JudgementKey] = set()
+        self._judged_now: set[JudgementKey] = set()   # written by this pool (even with rerun)
+        self._inflight: dict[JudgementKey, asyncio.Event] = {}
         self._rubrics: dict[JudgementKey, Judgement] = {}
         self._queue: asyncio.Queue[EpisodeRecord] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
@@ -178,15 +180,32 @@ class JudgePool:
                 self._queue.task_done()
 
     def _skip(self, key: JudgementKey) -> bool:
-        if key in self._done and not self.settings.rerun:
+        if key in self._judged_now or (key in self._done and not self.settings.rerun):
             self.stats.skipped_done += 1
             return True
         return False
+
+    async def _claim(self, key: JudgementKey) -> bool:
+        """True when this worker is to judge `key` (then `_release` it). Identical trajectories
+        (same hash, e.g. trials at temperature 0) share a key: a worker that meets a key another
+        worker is judging waits for it and then skips it, so each key is judged once."""
+        while (event := self._inflight.get(key)) is not None:
+            await event.wait()
+        if self._skip(key):
+            return False
+        self._inflight[key] = asyncio.Event()
+        return True
+
+    def _release(self, key: JudgementKey) -> None:
+        event = self._inflight.pop(key, None)
+        if event is not None:
+            event.set()
 
     def _write(self, j: Judgement) -> None:
         assert self._writer is not None
         self._writer.put(j)
         self._done.add(judgement_key(j))
+        self._judged_now.add(judgement_key(j))
         self.stats.judged += 1
         if j.error is not None:
             self.stats.judge_errors += 1
@@ -201,7 +220,7 @@ class JudgePool:
         s = self.settings
         if record.benchmark == "travelbench" and record.subset == "unsolvable":
             key = (thash, RULE_JUDGE_MODEL, rule_version(s.unsolvable_tags), UNSOLVABLE_KIND)
-            if not self._skip(key):
+            if not self._skip(key):  # no await: cannot race
                 self._write(judge_unsolvable(record, s.unsolvable_tags, thash))
             return
         if record.benchmark == "travelbench" and record.subset in DIMENSIONS:
@@ -210,9 +229,13 @@ class JudgePool:
         if task is not None and task.rubrics:
             key = (thash, self.model, window_version(s.window_turns, s.window_overlap),
                    SLIDING_WINDOW_KIND)
-            if not self._skip(key):
-                judge = llm_window_judge(task, next(self._rr), self.model, s)
-                self._write(await judge_sliding_window(record, task, judge, self.model, s, thash))
+            if await self._claim(key):
+                try:
+                    judge = llm_window_judge(task, next(self._rr), self.model, s)
+                    self._write(await judge_sliding_window(record, task, judge, self.model, s,
+                                                           thash))
+                finally:
+                    self._release(key)
             return
         if record.benchmark == "vitabench" and task is None:
             self._unjudgeable("rubric task not found")
@@ -225,15 +248,29 @@ class JudgePool:
         rkey = (thash, self.model, RUBRIC_PROMPT_VERSION, RUBRIC_KIND)
         rubric = self._rubrics.get(rkey)
         fresh = False
-        if not self._skip(rkey):
-            rubric = await judge_rubric(record, task, next(self._rr), self.model, s, tools, thash)
-            self._write(rubric)
-            fresh = True
-            if rubric.score is not None:
-                self._rubrics[rkey] = rubric
+        if await self._claim(rkey):
+            try:
+                rubric = await judge_rubric(record, task, next(self._rr), self.model, s, tools,
+                                            thash)
+                self._write(rubric)
+                fresh = True
+                if rubric.score is not None:
+                    self._rubrics[rkey] = rubric
+            finally:
+                self._release(rkey)
+        else:
+            rubric = self._rubrics.get(rkey)
         if not s.meta_judge or rubric is None or rubric.score is None:
             return
         mkey = (thash, self.model, META_PROMPT_VERSION, META_KIND)
-        if not fresh and self._skip(mkey):  # a freshly judged rubric is always audited
+        if fresh:  # a freshly judged rubric is always audited (the key may exist from before)
+            if mkey in self._judged_now or mkey in self._inflight:
+                return
+            self._inflight[mkey] = asyncio.Event()
+        elif not await self._claim(mkey):
             return
-        self._write(await judge_meta(record, task, rubric, next(self._rr), self.model, s, tools))
+        try:
+            self._write(await judge_meta(record, task, rubric, next(self._rr), self.model, s,
+                                         tools))
+        finally:
+            self._release(mkey)

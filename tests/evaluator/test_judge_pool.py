@@ -143,3 +143,32 @@ async def test_rubric_tasks_use_the_sliding_window(tmp_path):
     [j] = read_judgements(tmp_path)
     assert j.kind == "sliding_window" and j.score == 1.0
     assert pool.stats.unjudgeable == {"rubric task not found": 1}
+
+
+class SlowClient(ScriptedClient):
+    """Yields to the loop inside every call, so concurrent workers really overlap."""
+
+    async def chat(self, messages, **kw):
+        import asyncio
+
+        await asyncio.sleep(0.01)
+        return await super().chat(messages, **kw)
+
+
+@pytest.mark.parametrize("rerun", [False, True])
+async def test_identical_trajectories_in_flight_are_judged_once(tmp_path, rerun):
+    base = make_record("single_turn", "s1", 0, calls=1)
+    recs = [base] + [msgspec.structs.replace(make_record("single_turn", "s1", t, calls=1),
+                                             messages=base.messages) for t in (1, 2, 3)]
+    client = SlowClient(answer)
+    pool = JudgePool(tmp_path, JudgeSettings(concurrency=4, rerun=rerun), client=client)
+    await pool.start()
+    for r in recs:
+        await pool.submit(r)
+    await pool.close()
+    assert len(client.calls) == 2  # one rubric + one meta call for the shared trajectory
+    assert sorted(j.kind for j in read_judgements(tmp_path)) == ["meta", "travel_rubric"]
+    _episodes(tmp_path, recs)
+    scores = score_run(tmp_path, JudgeSettings(model="judge-m"))
+    assert len(scores) == 4 and len({s.score for s in scores}) == 1
+    assert scores[0].score is not None
