@@ -31,6 +31,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="OpenAI-compatible judge endpoint (overrides [judge] endpoints)")
     p.add_argument("--judge-model", default=None, help="judge model name (overrides [judge] model)")
     p.add_argument("--rerun", action="store_true", help="judge again even if already judged")
+    p.add_argument("--retry-errors", action="store_true",
+                   help="judge again only the units whose judgement is a judge error")
     p.add_argument("--concurrency", type=int, default=None, help="judge requests in flight")
     p.add_argument("--no-meta", action="store_true", help="skip the TravelBench meta-judge")
     p.set_defaults(func=run_judge)
@@ -69,6 +71,8 @@ def judge_settings_for(config: Any, args: argparse.Namespace) -> Any:
         changes["meta_judge"] = False
     if args.rerun:
         changes["rerun"] = True
+    if args.retry_errors:
+        changes["retry_errors"] = True
     s = msgspec.structs.replace(s, **changes)
     s.__post_init__()  # replace() does not validate
     return s

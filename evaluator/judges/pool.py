@@ -119,8 +119,10 @@ class JudgePool:
         if not self.model:
             self.model = await self.clients[0].resolve_model()
         self._writer = ResultWriter(self.run_dir / JUDGEMENTS_FILE).start()
-        for j in read_judgements(self.run_dir):
-            key = judgement_key(j)
+        latest = {judgement_key(j): j for j in read_judgements(self.run_dir)}  # later wins
+        for key, j in latest.items():
+            if j.error is not None and self.settings.retry_errors:
+                continue  # judged again; the new judgement supersedes it (scoring takes the last)
             self._done.add(key)
             if j.kind == RUBRIC_KIND and j.score is not None:
                 self._rubrics[key] = j

@@ -37,6 +37,8 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     window_turns: sliding-window evaluator: turns (messages) per window (`w`).
     window_overlap: sliding-window evaluator: turns shared by adjacent windows (`delta`).
     rerun: judge again even when a judgement with the same key already exists.
+    retry_errors: judge again the keys whose recorded judgement is a judge error (an
+        unparseable answer after `max_attempts`); successful judgements are kept.
     max_transcript_chars: each message is cut to this many characters in judge prompts
         (long tool outputs would otherwise overflow small judge models). 0 = no cut.
     """
@@ -59,6 +61,7 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     window_turns: int = 10
     window_overlap: int = 2
     rerun: bool = False
+    retry_errors: bool = False
     max_transcript_chars: int = 4000
 
     def __post_init__(self) -> None:

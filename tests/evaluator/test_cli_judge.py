@@ -245,8 +245,17 @@ def test_unparseable_answer_is_retried_then_recorded_as_judge_error(tmp_path, ca
                          JUDGE_MODEL) == 0
         assert good.requests == []
         assert judge_cli(str(run_dir), "--judge-url", good.url, "--judge-model",
-                         JUDGE_MODEL, "--rerun") == 0
+                         JUDGE_MODEL, "--retry-errors") == 0
         assert len(good.requests) == 2  # rubric + meta
+        [s] = score_run(run_dir, JudgeSettings(model=JUDGE_MODEL))
+        assert s.score == pytest.approx(SINGLE * 0.8) and s.judge_error is None
+        # the error is settled now: --retry-errors has nothing left, --rerun judges again
+        assert judge_cli(str(run_dir), "--judge-url", good.url, "--judge-model",
+                         JUDGE_MODEL, "--retry-errors") == 0
+        assert len(good.requests) == 2
+        assert judge_cli(str(run_dir), "--judge-url", good.url, "--judge-model",
+                         JUDGE_MODEL, "--rerun") == 0
+        assert len(good.requests) == 4
     capsys.readouterr()
     [s] = score_run(run_dir, JudgeSettings(model=JUDGE_MODEL))
     assert s.score == pytest.approx(SINGLE * 0.8)
