@@ -135,10 +135,12 @@ def _raise_shutdown(signum: int, frame: object) -> None:
 
 @contextmanager
 def _shutdown_signals() -> Iterator[None]:
-    """SIGTERM / SIGHUP raise _Shutdown (SIGINT keeps raising KeyboardInterrupt) so the
-    server is stopped by our own code; the previous handlers come back afterwards."""
+    """SIGTERM / SIGHUP raise _Shutdown and SIGINT raises KeyboardInterrupt (even when the
+    parent left SIGINT ignored, as a shell does for background jobs) so the server is stopped
+    by our own code; the previous handlers come back afterwards."""
     sigs = (signal.SIGTERM, signal.SIGHUP)
     old = {s: signal.signal(s, _raise_shutdown) for s in sigs}
+    old[signal.SIGINT] = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         yield
     finally:

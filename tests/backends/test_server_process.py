@@ -179,7 +179,10 @@ async def test_astart_and_attach(fake) -> None:
 
 
 DRIVER = textwrap.dedent('''
-    import json, sys, time
+    import json, signal, sys, time
+    # A host whose parent ignored SIGINT (a background job of a script) inherits SIG_IGN;
+    # this host wants Ctrl-C semantics, as an interactive program has.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     sys.path.insert(0, {root!r})
     from backends.server import VLLMServer
     s = VLLMServer("/models/fake", served_model_name="fake-model", device="cpu",
