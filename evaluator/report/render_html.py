@@ -60,16 +60,24 @@ def html_table(table: Table) -> str:
 
 
 def curve_plot(runs: list[RunSummary], subset: str, metric: str) -> str:
+    """Curves over the k every task reaches: where some tasks have fewer trials (ragged runs,
+    judge errors) the mean over the remaining tasks is a different population, so those k are
+    left to the tables (which show the task count per k) rather than drawn as a jump."""
     series = []
+    cut = False
     for r in runs:
         s = r.subset(subset)
         if s is None or not s.curves[metric]:
             continue
-        pts = s.curves[metric]
+        full = max(p.n_tasks for p in s.curves[metric])
+        pts = [p for p in s.curves[metric] if p.n_tasks == full]
+        cut = cut or len(pts) < len(s.curves[metric])
         series.append(LineSeries(r.label, [p.k for p in pts], [p.value for p in pts],
                                  [p.low for p in pts], [p.high for p in pts]))
-    return line_chart(f"{metric} vs k — {subset}", series, x_label="k", y_label=metric,
-                      kind=f"curve-{metric}")
+    title = f"{metric} vs k — {subset}"
+    if cut:
+        title += " (k that every task reaches)"
+    return line_chart(title, series, x_label="k", y_label=metric, kind=f"curve-{metric}")
 
 
 def dim_plots(runs: list[RunSummary], subset: str) -> list[str]:

@@ -62,6 +62,11 @@ def test_ragged_trials_and_judge_errors() -> None:
     assert all_.min_trials == 1 and all_.max_trials == 3
     assert [p.n_tasks for p in all_.curves["pass@k"]] == [4, 3, 3]
     assert all_.judge_error_samples[0][1] == "bad json"
+    # the plots draw only the k every task reaches (k=1 here); the tables keep k=2,3
+    from evaluator.report.render_html import curve_plot
+
+    svg = curve_plot([summarize_run(_run(scores), n_boot=50, backend="numpy")], "all", "pass@k")
+    assert svg.count("<circle") == 1 and "every task reaches" in svg
 
 
 def test_threshold_override_and_json_roundtrip(tmp_path: Path) -> None:
