@@ -60,7 +60,8 @@ def summary_table(runs: list[RunSummary]) -> Table:
         "Summary",
         ["subset", "run", "units", "tasks", "trials", "mean ± std", "success",
          "pass@1", "pass@n", "pass^n", "tool err", "prompt cached", "judge err"],
-        note="trials = max trials per task (n); pass@n / pass^n at that n; std across trial "
+        note="trials = trials per task (min-max); pass@n / pass^n at n = the fewest trials "
+             "any task has, so every task counts; std across trial "
              "indices; prompt cached = cached / prompt tokens over all roles (vLLM prefix cache).",
     )
     for name in subset_names(runs):
@@ -77,8 +78,8 @@ def summary_table(runs: list[RunSummary]) -> Table:
                 name, run.label, str(s.n_units), str(s.n_tasks), trials, mean,
                 pct(s.success_rate),
                 point_text(_at(s.curves["pass@k"], 1), False),
-                point_text(_at(s.curves["pass@k"], n), False),
-                point_text(_at(s.curves["pass^k"], n), False),
+                point_text(_at(s.curves["pass@k"], s.min_trials), False),
+                point_text(_at(s.curves["pass^k"], s.min_trials), False),
                 pct(s.tool_error_rate), pct(_cache_rate(s)), str(s.judge_errors),
             ])
     return table
