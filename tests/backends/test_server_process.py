@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from backends.errors import ServerStartError
-from backends.server import VLLMServer, _alive
+from backends.process_tree import alive as _alive
+from backends.server import VLLMServer
 
 FAKE_SERVER = textwrap.dedent('''
     import argparse, json, os, signal, subprocess, sys, time

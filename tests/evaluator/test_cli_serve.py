@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from backends.server import VLLMServer, _alive
+from backends.process_tree import alive as _alive
+from backends.server import VLLMServer
 from evaluator.cli import build_parser, main
 from evaluator.cli_serve import READY_PREFIX, normalize_url, serve, server_kwargs
 from tests.backends.test_server_process import FAKE_SERVER, kill_leftovers, wait_gone
