@@ -4,12 +4,12 @@ An empty file (or none at all) runs the built-in sample benchmark on the embedde
 small token budgets. CLI flags only override fields (`apply_overrides`). Errors name the file,
 the line and the field: unknown keys, wrong types and bad values all raise `ConfigError`.
 
-`docs/config.md` is generated from the docstrings below (`python -m evaluator.config --doc`).
+`docs/config.md` documents every field; `python -m evaluator.config --doc` prints the raw
+reference (docstrings and defaults) generated from the classes below.
 """
 
 from __future__ import annotations
 
-import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -17,18 +17,19 @@ from typing import Any, Literal
 import msgspec
 
 from backends.types import Endpoint, SamplingParams
+from cache_store.sandbox import SandboxSettings
+from evaluator.config_check import (
+    ConfigError,
+    check_unknown_keys,
+    locate_line,
+    located,
+    parse_override,
+    set_dotted,
+)
 from evaluator.judges.settings import JudgeSettings
 
-try:  # the sandbox settings belong to cache_store; fall back to a local table until it lands
-    from cache_store.sandbox import SandboxSettings
-except ImportError:  # pragma: no cover - depends on the build order of the packages
-
-    class SandboxSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):  # type: ignore[no-redef]
-        """Tool sandbox settings (placeholder until cache_store.sandbox lands)."""
-
-
-class ConfigError(ValueError):
-    """A bad configuration: message names the file (or CLI flag), the line and the field."""
+__all__ = ["ConfigError", "RunConfig", "config_doc", "load_config", "locate_line",
+           "parse_override"]
 
 
 class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -261,7 +262,7 @@ def load_config(
     check_unknown_keys(raw, RunConfig, source, text, origins)
     sim = raw.get("tool_simulator")
     if isinstance(sim, dict) and "sampling" in sim:
-        raise _located("`tool_simulator.sampling` cannot be set: simulated tool answers are "
+        raise located("`tool_simulator.sampling` cannot be set: simulated tool answers are "
                        "decoded at temperature 0 so that they are reproducible (their length cap "
                        "is `sandbox.simulator_max_tokens`)", source, text, origins,
                        "tool_simulator.sampling")
@@ -269,7 +270,7 @@ def load_config(
     try:
         config = msgspec.convert(raw, RunConfig, strict=True)
     except msgspec.ValidationError as exc:
-        raise _located(str(exc), source, text, origins) from None
+        raise located(str(exc), source, text, origins) from None
     return config, text
 
 
@@ -286,126 +287,6 @@ def _keep_role_sampling_defaults(raw: dict[str, Any]) -> None:
         if isinstance(sampling, dict):
             for key, value in msgspec.to_builtins(getattr(base, role).sampling).items():
                 sampling.setdefault(key, value)
-
-
-def parse_override(item: str) -> tuple[str, Any]:
-    """`key.path=value` -> (key.path, value); the value is read as TOML, else as a string."""
-    key, sep, value = item.partition("=")
-    key = key.strip()
-    if not sep or not key:
-        raise ConfigError(f"--set {item!r}: expected key.path=value")
-    try:
-        parsed = tomllib.loads(f"v = {value.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        parsed = value.strip()
-    return key, parsed
-
-
-def set_dotted(raw: dict[str, Any], key: str, value: Any, origin: str) -> None:
-    node = raw
-    parts = key.split(".")
-    for part in parts[:-1]:
-        child = node.setdefault(part, {})
-        if not isinstance(child, dict):
-            raise ConfigError(f"{origin}: `{key}`: `{part}` is not a table")
-        node = child
-    node[parts[-1]] = value
-
-
-def _struct_fields(tp: Any) -> dict[str, Any] | None:
-    """name -> field type of a msgspec Struct type, else None."""
-    if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
-        info = msgspec.inspect.type_info(tp)
-        return {f.encode_name: f for f in info.fields}  # type: ignore[attr-defined]
-    return None
-
-
-def check_unknown_keys(
-    raw: Any,
-    tp: type,
-    source: str,
-    text: str,
-    origins: dict[str, str] | None = None,
-    prefix: str = "",
-) -> None:
-    """Reject keys no field defines, at any depth (Endpoint/SamplingParams included)."""
-    fields = _struct_fields(tp)
-    if fields is None or not isinstance(raw, dict):
-        return
-    for key, value in raw.items():
-        path = f"{prefix}{key}"
-        field = fields.get(key)
-        if field is None:
-            known = ", ".join(sorted(fields))
-            msg = f"unknown key `{path}` (known keys here: {known})"
-            raise _located(msg, source, text, origins or {}, path)
-        sub = _inner_struct(field.type)
-        if sub is not None:
-            if isinstance(value, list):
-                for i, item in enumerate(value):
-                    check_unknown_keys(item, sub, source, text, origins, f"{path}[{i}].")
-            else:
-                check_unknown_keys(value, sub, source, text, origins, f"{path}.")
-
-
-def _inner_struct(t: msgspec.inspect.Type) -> type | None:
-    if isinstance(t, msgspec.inspect.StructType):
-        return t.cls
-    if isinstance(t, msgspec.inspect.ListType) and isinstance(t.item_type, msgspec.inspect.StructType):
-        return t.item_type.cls
-    return None
-
-
-_PATH_RE = re.compile(r"at `\$\.?([^`]*)`")
-
-
-def _located(
-    msg: str, source: str, text: str, origins: dict[str, str], path: str | None = None
-) -> ConfigError:
-    if path is None:
-        m = _PATH_RE.search(msg)
-        path = m.group(1) if m else ""
-        msg = _PATH_RE.sub("", msg).rstrip(" -")
-    first = re.match(r"(?:\w+\.)*(\w+) (?:must|:)", msg)
-    if first and locate_line(text, f"{path}.{first.group(1)}".strip(".")):
-        path = f"{path}.{first.group(1)}".strip(".")  # a value check names its own field
-    elif first and not path:
-        path = first.group(1)
-    dotted = re.sub(r"\[\d+\]", "", path)
-    for key, origin in origins.items():
-        if dotted == key or dotted.startswith(key + "."):
-            return ConfigError(f"{origin} ({key}): {msg}")
-    line = locate_line(text, dotted) if dotted else 0
-    where = f"{source}:{line}" if line else source
-    field = f" field `{path}`:" if path else ""
-    return ConfigError(f"{where}:{field} {msg}")
-
-
-_HEADER_RE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(#.*)?$")
-_KEY_RE = re.compile(r"^\s*([A-Za-z0-9_.\"' -]+?)\s*=")
-
-
-def locate_line(text: str, dotted: str) -> int:
-    """1-based line that defines `dotted` in TOML text (best effort; 0 = not found)."""
-    table = ""
-    best = 0
-    for n, line in enumerate(text.splitlines(), 1):
-        h = _HEADER_RE.match(line)
-        if h:
-            table = h.group(1).replace(" ", "").replace('"', "")
-            if table == dotted and not best:
-                best = n
-            continue
-        k = _KEY_RE.match(line)
-        if not k:
-            continue
-        key = k.group(1).replace(" ", "").replace('"', "")
-        full = f"{table}.{key}" if table else key
-        if full == dotted:
-            return n
-        if dotted.startswith(full + ".") and not best:
-            best = n  # an inline table or dotted parent that holds the field
-    return best
 
 
 # --------------------------------------------------------------------------- docs
