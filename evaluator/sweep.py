@@ -24,6 +24,7 @@ from backends.types import Endpoint
 from bench_data.types import Task
 from evaluator.admission import AdmissionController
 from evaluator.config import ConfigError, RunConfig, load_config, plain
+from evaluator.judging_hook import start_judging
 from evaluator.manifest import (
     CONFIG_FILE,
     MANIFEST_FILE,
@@ -255,8 +256,10 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                                          simulator_model=sim.model)
         _write_run_files(run_dir, config, text, request, manifest, taskset, infos, len(done),
                          sb_settings.store)
-        judge = await _start_judging(request, config, run_dir, engine_url, engine_model, res,
-                                     counters, taskset)
+        judge = None
+        if request.judge:
+            judge_eps = [_resolve(ep, engine_url, engine_model) for ep in config.judge.endpoints]
+            judge = await start_judging(config, run_dir, judge_eps, res, counters, taskset)
 
         psettings = ProtocolSettings(
             max_steps=config.protocol.max_steps, max_turns=config.protocol.max_turns,
@@ -384,53 +387,3 @@ def _start_pollers(res: _Resources, config: RunConfig, counters: Counters,
             return m
 
         res.tasks.append(asyncio.create_task(adm.poll(scrape), name=f"metrics:{url}"))
-
-
-class _JudgeHook:
-    """Hands finished records to the JudgePool while rollouts continue."""
-
-    def __init__(self, pool: Any) -> None:
-        self.pool = pool
-        self._pending: set[asyncio.Task[None]] = set()
-
-    def submit(self, record: EpisodeRecord) -> None:
-        t = asyncio.get_running_loop().create_task(self.pool.submit(record))
-        self._pending.add(t)
-        t.add_done_callback(self._pending.discard)
-
-    async def finish(self) -> str:
-        try:
-            await asyncio.gather(*self._pending)
-            await self.pool.close()
-        except Exception as exc:  # noqa: BLE001 - episodes are safe; judging can be redone
-            return (f"  judging failed: {type(exc).__name__}: {exc}; the episodes are saved, "
-                    "run `agentsweep judge RUN_DIR` to judge them")
-        st = self.pool.stats
-        return (f"  judged: {st.judged} judgements ({st.judge_errors} judge errors, "
-                f"{st.skipped_done} already judged, {st.infra_failed} left for `agentsweep judge`)")
-
-
-async def _start_judging(request: RunRequest, config: RunConfig, run_dir: Path,
-                         engine_url: str | None, engine_model: str, res: _Resources,
-                         counters: Counters, taskset: Any) -> _JudgeHook | None:
-    if not request.judge:
-        return None
-    from evaluator.admission import NEW
-    from evaluator.judges.pool import JudgePool
-
-    clients = []
-    for ep in config.judge.endpoints:
-        ep = _resolve(ep, engine_url, engine_model)
-        client = res.client(ep, max_connections=max(64, config.judge.concurrency * 2))
-        adm = res.admission.get(ep.base_url)
-        if adm is None:
-            adm = res.admission[ep.base_url] = AdmissionController(ep.base_url, config.admission)
-        model = ep.model or await client.resolve_model()
-        role = RoleEndpoint("judge", client, model, config.judge.sampling, adm, counters)
-        # judge calls queue behind every episode's requests: rollouts stay depth-first
-        clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
-    pool = JudgePool(run_dir, config.judge, client=clients,
-                     tasks={t.key: t for t in taskset.tasks},
-                     tool_schemas={taskset.benchmark: taskset.tool_schemas})
-    await pool.start()
-    return _JudgeHook(pool)

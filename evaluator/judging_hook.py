@@ -1,0 +1,64 @@
+"""Judging during a sweep: finished episodes go to a JudgePool while rollouts continue.
+
+Judge requests go through the run's admission controllers, queued behind every episode's
+requests (rollouts stay depth-first); failures here never touch the saved episodes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+from backends.types import Endpoint
+from evaluator.admission import NEW, AdmissionController
+from evaluator.config import RunConfig
+from evaluator.judges.pool import JudgePool
+from evaluator.progress import Counters
+from evaluator.records import EpisodeRecord
+from evaluator.roles import AdmittedChat, RoleEndpoint
+
+
+class JudgeHook:
+    """Hands finished records to the JudgePool while rollouts continue."""
+
+    def __init__(self, pool: Any) -> None:
+        self.pool = pool
+        self._pending: set[asyncio.Task[None]] = set()
+
+    def submit(self, record: EpisodeRecord) -> None:
+        t = asyncio.get_running_loop().create_task(self.pool.submit(record))
+        self._pending.add(t)
+        t.add_done_callback(self._pending.discard)
+
+    async def finish(self) -> str:
+        try:
+            await asyncio.gather(*self._pending)
+            await self.pool.close()
+        except Exception as exc:  # noqa: BLE001 - episodes are safe; judging can be redone
+            return (f"  judging failed: {type(exc).__name__}: {exc}; the episodes are saved, "
+                    "run `agentsweep judge RUN_DIR` to judge them")
+        st = self.pool.stats
+        return (f"  judged: {st.judged} judgements ({st.judge_errors} judge errors, "
+                f"{st.skipped_done} already judged, {st.infra_failed} left for `agentsweep judge`)")
+
+
+async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoint], res: Any,
+                        counters: Counters, taskset: Any) -> JudgeHook:
+    """A started JudgePool on `endpoints` (already resolved), behind the run's admission."""
+    clients = []
+    for ep in endpoints:
+        client = res.client(ep, max_connections=max(64, config.judge.concurrency * 2))
+        adm = res.admission.get(ep.base_url)
+        if adm is None:
+            adm = res.admission[ep.base_url] = AdmissionController(ep.base_url, config.admission)
+        model = ep.model or await client.resolve_model()
+        role = RoleEndpoint("judge", client, model, config.judge.sampling, adm, counters)
+        # judge calls queue behind every episode's requests: rollouts stay depth-first
+        clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
+    pool = JudgePool(run_dir, config.judge, client=clients,
+                     tasks={t.key: t for t in taskset.tasks},
+                     tool_schemas={taskset.benchmark: taskset.tool_schemas})
+    await pool.start()
+    return JudgeHook(pool)
