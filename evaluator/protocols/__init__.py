@@ -11,7 +11,13 @@ from collections.abc import Awaitable, Callable
 from evaluator.records import EpisodeRecord
 
 from .base import EpisodeContext, ProtocolSettings, RoleClient, ToolSandbox
-from .prompting import PROMPT_DIGEST, PROMPT_VERSION, agent_system_prompt, user_system_prompt
+from .prompting import (
+    PROMPT_DIGEST,
+    PROMPT_VERSION,
+    agent_first_message,
+    agent_system_prompt,
+    user_system_prompt,
+)
 from .travel import run_multi_turn, run_single_turn, run_unsolvable
 
 ProtocolFn = Callable[[EpisodeContext], Awaitable[EpisodeRecord]]
@@ -42,6 +48,7 @@ __all__ = [
     "ProtocolSettings",
     "RoleClient",
     "ToolSandbox",
+    "agent_first_message",
     "agent_system_prompt",
     "get_protocol",
     "run_multi_turn",

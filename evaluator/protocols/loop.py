@@ -79,14 +79,14 @@ class Episode:
         "user_messages",
     )
 
-    def __init__(self, ctx: EpisodeContext, system_prompt: str) -> None:
+    def __init__(self, ctx: EpisodeContext, system_prompt: str, first_message: str) -> None:
         travel = travel_of(ctx.task)
         self.ctx = ctx
         self.task_time = travel.time
         self.started_at = time.time()
         self.messages: list[ChatMessage] = [
             ChatMessage(role="system", content=system_prompt),
-            ChatMessage(role="user", content=travel.query),
+            ChatMessage(role="user", content=first_message),
         ]
         self.tool_calls: list[ToolCallRecord] = []
         self.user_messages: list[ChatMessage] = []

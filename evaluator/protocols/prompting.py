@@ -1,8 +1,10 @@
 """Prompt files of the TravelBench protocols, loaded once at import and rendered per task.
 
 Every prompt is a pure function of the task (and the protocol settings): no timestamps, trial
-numbers or seeds, so the system prompt is byte-identical across the calls and trials of a task
-and the serving engine's prefix cache can reuse it. Templates use `string.Template` syntax
+numbers or seeds. The agent's system prompt depends on the protocol settings only, and the task
+(situation, language, request) comes in the first user message: system prompt and tool schemas,
+the longest part of a request, are then byte-identical across every task of a protocol, so the
+serving engine's prefix cache reuses them across tasks as well as across calls and trials. Templates use `string.Template` syntax
 (`$name`); literal dollars are written `$$`.
 """
 
@@ -17,13 +19,14 @@ from bench_data.types import Task, TravelBenchTask
 from .base import ProtocolSettings
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
-PROMPT_VERSION = "travelbench-protocols/1"
+PROMPT_VERSION = "travelbench-protocols/2"
 
 # template name -> the placeholders it must use (checked at load time)
 _PLACEHOLDERS: dict[str, frozenset[str]] = {
-    "agent_single_turn": frozenset({"time", "context", "language"}),
-    "agent_multi_turn": frozenset({"time", "context", "language"}),
-    "agent_unsolvable": frozenset({"time", "context", "language", "tag"}),
+    "agent_single_turn": frozenset(),
+    "agent_multi_turn": frozenset(),
+    "agent_unsolvable": frozenset({"tag"}),
+    "agent_situation": frozenset({"time", "context", "language", "query"}),
     "user_simulator": frozenset(
         {"time", "context", "intent", "profile", "query", "finish_marker", "language"}
     ),
@@ -92,17 +95,22 @@ def _context(travel: TravelBenchTask) -> str:
     return travel.context.strip() or "(none)"
 
 
-def agent_system_prompt(kind: str, task: Task, settings: ProtocolSettings) -> str:
-    """The agent's system prompt for `kind` in single_turn | multi_turn | unsolvable."""
-    travel = travel_of(task)
-    fields = {
-        "time": travel.time,
-        "context": _context(travel),
-        "language": reply_language(travel, settings),
-    }
-    if kind == "unsolvable":
-        fields["tag"] = settings.unsolvable_tags[0]
+def agent_system_prompt(kind: str, settings: ProtocolSettings) -> str:
+    """The agent's system prompt for `kind` in single_turn | multi_turn | unsolvable: the same
+    for every task (the task is in `agent_first_message`)."""
+    fields = {"tag": settings.unsolvable_tags[0]} if kind == "unsolvable" else {}
     return TEMPLATES[f"agent_{kind}"].substitute(fields)
+
+
+def agent_first_message(task: Task, settings: ProtocolSettings) -> str:
+    """The first user message: the situation (time, context, reply language) and the request."""
+    travel = travel_of(task)
+    return TEMPLATES["agent_situation"].substitute(
+        time=travel.time,
+        context=_context(travel),
+        language=reply_language(travel, settings),
+        query=travel.query,
+    )
 
 
 def user_system_prompt(task: Task, settings: ProtocolSettings) -> str:

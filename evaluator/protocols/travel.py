@@ -7,12 +7,13 @@ from evaluator.records import EpisodeRecord
 
 from .base import EpisodeContext
 from .loop import Episode, EpisodeEnded
-from .prompting import agent_system_prompt, user_system_prompt
+from .prompting import agent_first_message, agent_system_prompt, user_system_prompt
 
 
 async def run_single_turn(ctx: EpisodeContext) -> EpisodeRecord:
     """The agent answers the query alone, calling tools over up to `max_steps` agent calls."""
-    episode = Episode(ctx, agent_system_prompt("single_turn", ctx.task, ctx.settings))
+    episode = Episode(ctx, agent_system_prompt("single_turn", ctx.settings),
+                      agent_first_message(ctx.task, ctx.settings))
     try:
         await episode.agent_turn(ctx.settings.max_steps)
     except EpisodeEnded as end:
@@ -22,7 +23,8 @@ async def run_single_turn(ctx: EpisodeContext) -> EpisodeRecord:
 
 async def run_unsolvable(ctx: EpisodeContext) -> EpisodeRecord:
     """Single-turn with an abstain rule: any of `settings.unsolvable_tags` ends the episode."""
-    episode = Episode(ctx, agent_system_prompt("unsolvable", ctx.task, ctx.settings))
+    episode = Episode(ctx, agent_system_prompt("unsolvable", ctx.settings),
+                      agent_first_message(ctx.task, ctx.settings))
     try:
         await episode.agent_turn(ctx.settings.max_steps, ctx.settings.unsolvable_tags)
     except EpisodeEnded as end:
@@ -43,7 +45,8 @@ async def run_multi_turn(ctx: EpisodeContext) -> EpisodeRecord:
             "(EpisodeContext.user is None)"
         )
     settings = ctx.settings
-    episode = Episode(ctx, agent_system_prompt("multi_turn", ctx.task, settings))
+    episode = Episode(ctx, agent_system_prompt("multi_turn", settings),
+                      agent_first_message(ctx.task, settings))
     user_messages = episode.user_messages
     user_messages.append(ChatMessage(role="system", content=user_system_prompt(ctx.task, settings)))
     episode.usage["user"] = Usage()

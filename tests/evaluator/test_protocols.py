@@ -17,6 +17,7 @@ from evaluator.protocols import (
     PROTOCOLS,
     EpisodeContext,
     ProtocolSettings,
+    agent_first_message,
     get_protocol,
 )
 from evaluator.records import EpisodeRecord, UnitId
@@ -92,9 +93,10 @@ class FakeSandbox:
         return ToolOutcome(content=f"sunny in {args.get('city')}", source="hit")
 
 
-def make_task(subset: str, query: str = "What is the weather in Beijing tomorrow?") -> Task:
+def make_task(subset: str, query: str = "What is the weather in Beijing tomorrow?",
+              context: str = "User is in Beijing.") -> Task:
     travel = TravelBenchTask(
-        trace_id="7", time="2025-10-24 10:00", query=query, context="User is in Beijing.",
+        trace_id="7", time="2025-10-24 10:00", query=query, context=context,
         intent="Know tomorrow's weather in Beijing", user_profile="Likes walking.",
     )
     return Task(benchmark="travelbench", subset=subset, task_id="7", travel=travel)
@@ -150,9 +152,10 @@ async def test_single_turn_multi_step_tool_loop() -> None:
     assert [t for _, _, t in ctx.sandbox.calls] == ["2025-10-24 10:00"] * 3
     assert [m.role for m in record.messages] == [
         "system", "user", "assistant", "tool", "assistant", "tool", "tool", "assistant"]
-    assert record.messages[1].content == ctx.task.travel.query
-    assert "2025-10-24 10:00" in record.messages[0].content
-    assert "English" in record.messages[0].content
+    assert record.messages[1].content == agent_first_message(ctx.task, ctx.settings)
+    assert record.messages[1].content.endswith(ctx.task.travel.query)
+    assert "2025-10-24 10:00" in record.messages[1].content
+    assert "Answer in English." in record.messages[1].content
     assert_tool_ids_match(record)
     assert_prefix_stable(agent)
     assert all(t is TOOLS for t in agent.tools_seen)
@@ -272,7 +275,27 @@ async def test_chinese_task_asks_for_chinese_answer() -> None:
     ctx = make_ctx("single_turn", agent)
     ctx.task = make_task("single_turn", query="明天北京天气怎么样")
     record = await get_protocol("single_turn")(ctx)
-    assert "Chinese" in record.messages[0].content
+    assert "Answer in Chinese." in record.messages[1].content
+
+
+async def test_system_prompt_is_shared_across_tasks_and_task_is_in_first_message() -> None:
+    """System prompt + tool schemas (the longest part of a request) must be byte-identical for
+    every task of a protocol, so that the prefix cache serves them across tasks."""
+    seen = []
+    for query, context in (("Weather in Beijing tomorrow?", "User is in Beijing."),
+                           ("Train from Shanghai to Hangzhou?", "User is at Shanghai station.")):
+        agent = ScriptedClient("agent", [say("Sunny.")])
+        ctx = make_ctx("single_turn", agent)
+        ctx.task = make_task("single_turn", query=query, context=context)
+        record = await get_protocol("single_turn")(ctx)
+        seen.append(record)
+        first = record.messages[1].content
+        assert record.messages[1].role == "user"
+        assert query in first and context in first and "2025-10-24 10:00" in first
+        assert query not in record.messages[0].content
+        assert agent.requests[0][0].content == record.messages[0].content
+    assert seen[0].messages[0] == seen[1].messages[0]
+    assert seen[0].messages[1] != seen[1].messages[1]
 
 
 async def test_multi_turn_finish_marker_and_hidden_tool_calls() -> None:
@@ -298,10 +321,11 @@ async def test_multi_turn_finish_marker_and_hidden_tool_calls() -> None:
     assert "Know tomorrow's weather in Beijing" in record.user_messages[0].content
     assert "Likes walking." in record.user_messages[0].content
     assert "##FINISH##" in record.user_messages[0].content
-    assert "Likes walking." not in record.messages[0].content  # profile hidden from the agent
+    # profile and intent are hidden from the agent
+    assert not any("Likes walking." in (m.content or "") for m in record.messages)
     # the finish message is not forwarded to the agent
     assert [m.content for m in record.messages if m.role == "user"] == [
-        ctx.task.travel.query, "Tomorrow, please."]
+        agent_first_message(ctx.task, ctx.settings), "Tomorrow, please."]
     assert set(record.usage) == {"agent", "user"}
     assert record.usage["user"].prompt_tokens == 20
     assert "user" in record.timings
