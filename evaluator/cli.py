@@ -13,7 +13,8 @@ import sys
 
 # module path -> subcommands it registers (for the help text; modules register themselves)
 SUBCOMMAND_MODULES = (
-    "evaluator.cli_serve",    # serve, chat
+    "evaluator.cli_serve",    # serve
+    "evaluator.cli_chat",     # chat
     "evaluator.cli_run",      # run
     "evaluator.cli_judge",    # judge
     "evaluator.cli_report",   # report

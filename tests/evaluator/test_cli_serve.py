@@ -21,7 +21,8 @@ import pytest
 from backends.process_tree import alive as _alive
 from backends.server import VLLMServer
 from evaluator.cli import build_parser, main
-from evaluator.cli_serve import READY_PREFIX, normalize_url, serve, server_kwargs
+from evaluator.cli_chat import normalize_url
+from evaluator.cli_serve import READY_PREFIX, serve, server_kwargs
 from tests.backends.test_server_process import FAKE_SERVER, kill_leftovers, wait_gone
 
 REPO = Path(__file__).resolve().parents[2]
