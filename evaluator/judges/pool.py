@@ -248,8 +248,8 @@ class JudgePool:
         s = self.settings
         tools = self.tool_schemas.get(record.benchmark)
         rkey = (thash, self.model, RUBRIC_PROMPT_VERSION, RUBRIC_KIND)
-        rubric = self._rubrics.get(rkey)
         fresh = False
+        rubric: Judgement | None
         if await self._claim(rkey):
             try:
                 rubric = await judge_rubric(record, task, next(self._rr), self.model, s, tools,
