@@ -263,9 +263,9 @@ def load_config(
     sim = raw.get("tool_simulator")
     if isinstance(sim, dict) and "sampling" in sim:
         raise located("`tool_simulator.sampling` cannot be set: simulated tool answers are "
-                       "decoded at temperature 0 so that they are reproducible (their length cap "
-                       "is `sandbox.simulator_max_tokens`)", source, text, origins,
-                       "tool_simulator.sampling")
+                      "decoded at temperature 0 so that they are reproducible (their length cap "
+                      "is `sandbox.simulator_max_tokens`)", source, text, origins,
+                      "tool_simulator.sampling")
     _keep_role_sampling_defaults(raw)
     try:
         config = msgspec.convert(raw, RunConfig, strict=True)
