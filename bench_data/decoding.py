@@ -68,6 +68,17 @@ def decode_error_issue(path: str, line: int, raw: bytes, exc: msgspec.DecodeErro
     return LoadIssue(path=path, line=line, field="", message=f"invalid JSON: {text}")
 
 
+def first_occurrence(first_line: dict[str, int], task_id: str, where: str, line: int,
+                     field: str) -> LoadIssue | None:
+    """None (and `task_id` remembered at `line`) the first time an id is seen in a file; the
+    duplicate's LoadIssue, naming the line of the first one, every later time."""
+    seen = first_line.get(task_id)
+    if seen is not None:
+        return LoadIssue(where, line, field, f"duplicate task id {task_id!r} (first on line {seen})")
+    first_line[task_id] = line
+    return None
+
+
 def iter_jsonl(path: Path, record_type: type[T]) -> Iterator[tuple[int, T | LoadIssue]]:
     """Yield (1-based line, decoded record or issue) for every non-blank line of a JSONL file."""
     decoder = msgspec.json.Decoder(record_type)

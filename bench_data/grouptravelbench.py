@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from bench_data.decoding import iter_jsonl
+from bench_data.decoding import first_occurrence, iter_jsonl
 from bench_data.travelbench import LoadResult
 from bench_data.types import LoadIssue, Task, TaskLoadError, TravelBenchTask
 
@@ -62,12 +62,10 @@ def load_grouptravel_file(
         if not item.user_preferences:
             issues.append(LoadIssue(where, lineno, "user_preferences", "no group member"))
             continue
-        if item.task_id in first_line:
-            issues.append(LoadIssue(where, lineno, "task_id",
-                                    f"duplicate task id {item.task_id!r} "
-                                    f"(first on line {first_line[item.task_id]})"))
+        dup = first_occurrence(first_line, item.task_id, where, lineno, "task_id")
+        if dup is not None:
+            issues.append(dup)
             continue
-        first_line[item.task_id] = lineno
         travel = TravelBenchTask(trace_id=item.task_id, time=item.time, query=item.query,
                                  context=item.context)
         extra: dict[str, Any] = {

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from bench_data.decoding import convert_element, iter_json_array, iter_jsonl
+from bench_data.decoding import convert_element, first_occurrence, iter_json_array, iter_jsonl
 from bench_data.types import LoadIssue, Task, TaskLoadError, TravelBenchTask
 
 BENCHMARK = "travelbench"
@@ -90,14 +90,10 @@ def load_travelbench_file(
         if problem is not None:
             issues.append(LoadIssue(where, lineno, problem[0], problem[1]))
             continue
-        seen = first_line.get(item.trace_id)
-        if seen is not None:
-            issues.append(
-                LoadIssue(where, lineno, "trace_id",
-                          f"duplicate task id {item.trace_id!r} (first on line {seen})")
-            )
+        dup = first_occurrence(first_line, item.trace_id, where, lineno, "trace_id")
+        if dup is not None:
+            issues.append(dup)
             continue
-        first_line[item.trace_id] = lineno
         tasks.append(
             Task(benchmark=benchmark, subset=subset, task_id=item.trace_id,
                  source=f"{where}:{lineno}", travel=item)

@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from bench_data.decoding import convert_element, iter_json_array
+from bench_data.decoding import convert_element, first_occurrence, iter_json_array
 from bench_data.travelbench import LoadResult
 from bench_data.types import LoadIssue, Task, TaskLoadError
 
@@ -104,12 +104,10 @@ def load_vitabench_file(
             issues.append(LoadIssue(where, line, f"[{index}].evaluation_criteria.overall_rubrics",
                                     "no rubric to judge the task by"))
             continue
-        if record.id in first_line:
-            issues.append(LoadIssue(where, line, f"[{index}].id",
-                                    f"duplicate task id {record.id!r} "
-                                    f"(first on line {first_line[record.id]})"))
+        dup = first_occurrence(first_line, record.id, where, line, f"[{index}].id")
+        if dup is not None:
+            issues.append(dup)
             continue
-        first_line[record.id] = line
         extra: dict[str, Any] = {
             "domain": record.domain,
             "time": record.environment.get("time", ""),
