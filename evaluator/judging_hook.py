@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.types import Endpoint
-from evaluator.admission import NEW, AdmissionController
+from evaluator.admission import NEW
 from evaluator.config import RunConfig
 from evaluator.judges.pool import JudgePool
 from evaluator.progress import Counters
@@ -50,9 +50,7 @@ async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoi
     clients = []
     for ep in endpoints:
         client = res.client(ep, max_connections=max(64, config.judge.concurrency * 2))
-        adm = res.admission.get(ep.base_url)
-        if adm is None:
-            adm = res.admission[ep.base_url] = AdmissionController(ep.base_url, config.admission)
+        adm = res.admission_for(ep.base_url, config.admission)
         model = ep.model or await client.resolve_model()
         role = RoleEndpoint("judge", client, model, config.judge.sampling, adm, counters)
         # judge calls queue behind every episode's requests: rollouts stay depth-first

@@ -23,7 +23,7 @@ from backends.client import ChatClient
 from backends.types import Endpoint
 from bench_data.types import Task
 from evaluator.admission import AdmissionController
-from evaluator.config import ConfigError, RunConfig, load_config, plain
+from evaluator.config import AdmissionConfig, ConfigError, RunConfig, load_config, plain
 from evaluator.judging_hook import start_judging
 from evaluator.manifest import (
     CONFIG_FILE,
@@ -119,6 +119,13 @@ class _Resources:
             c = self.clients[key] = ChatClient(ep, max_connections=max_connections)
         return c
 
+    def admission_for(self, base_url: str, config: AdmissionConfig) -> AdmissionController:
+        """The one admission controller of an endpoint, shared by every role that uses it."""
+        adm = self.admission.get(base_url)
+        if adm is None:
+            adm = self.admission[base_url] = AdmissionController(base_url, config)
+        return adm
+
     async def aclose(self) -> None:
         for t in self.tasks:
             t.cancel()
@@ -178,9 +185,7 @@ async def _role(
         infos.append(info)
         raise SweepError(f"[{role}] endpoint {ep.base_url} is not answering: {exc}") from None
     infos.append(info)
-    adm = res.admission.get(ep.base_url)
-    if adm is None:
-        adm = res.admission[ep.base_url] = AdmissionController(ep.base_url, config.admission)
+    adm = res.admission_for(ep.base_url, config.admission)
     return RoleEndpoint(role, client, model, sampling, adm, counters,
                         send_priority=config.admission.send_priority)
 
