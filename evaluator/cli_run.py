@@ -37,6 +37,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--out", metavar="DIR", help="directory that holds run directories")
     p.add_argument("--name", help="run name (the run directory under --out)")
     p.add_argument("--seed", type=int, help="base seed of the unit seeds")
+    p.add_argument("--profile", choices=("auto", "paper", "smoke"),
+                   help="settings profile: paper (the benchmark reference's limits, sampling and "
+                   "judging), smoke (small limits for the embedded CPU model), auto (smoke for "
+                   "the built-in sample, paper for real data; the default)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override any config field, e.g. --set agent.sampling.max_tokens=64 "
                    "(value read as TOML, else as a string; repeatable)")
@@ -56,7 +60,8 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
     simple = (("trials", "trials"), ("limit", "data.limit"), ("concurrency", "concurrency"),
               ("data", "data.dataset"), ("data_dir", "data.data_dir"),
               ("agent_url", "agent.endpoint.base_url"), ("agent_model", "agent.endpoint.model"),
-              ("engine_url", "engine.url"), ("out", "out"), ("name", "name"), ("seed", "seed"))
+              ("engine_url", "engine.url"), ("out", "out"), ("name", "name"), ("seed", "seed"),
+              ("profile", "profile"))
     for attr, key in simple:
         value = getattr(args, attr, None)
         if value is not None:

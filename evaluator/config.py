@@ -27,9 +27,17 @@ from evaluator.config_check import (
     set_dotted,
 )
 from evaluator.judges.settings import JudgeSettings
+from evaluator.profiles import (
+    PROFILE_NAMES,
+    deviations,
+    layer,
+    leaves,
+    profile_values,
+    resolve_profile_name,
+)
 
 __all__ = ["ConfigError", "RunConfig", "config_doc", "load_config", "locate_line",
-           "parse_override"]
+           "parse_override", "profile_deviations"]
 
 
 class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -179,6 +187,13 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
 class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     """A whole run.
 
+    profile: the settings profile under this config (see evaluator/profiles.py): "paper"
+        (the benchmark reference's protocol limits, sampling and judging), "smoke" (small
+        limits for the embedded CPU model), or "auto" = "smoke" for the built-in sample and
+        "paper" for real benchmark data. Every field set here overrides the profile; the
+        manifest and report list those deviations.
+    prompts: prompt set: "builtin" (the project's own prompts) or a prompt-set directory
+        written by `agentsweep prompts import` (e.g. the benchmark's released prompts).
     name: run name (the run directory under `out`); empty = "<dataset>-<UTC timestamp>".
     out: directory that holds run directories.
     trials: trials per task (pass@k needs k <= trials).
@@ -193,6 +208,8 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
         tables documented below.
     """
 
+    profile: Literal["auto", "paper", "smoke"] = "auto"
+    prompts: str = "builtin"
     name: str = ""
     out: str = "runs"
     trials: int = 1
@@ -260,6 +277,7 @@ def load_config(
         set_dotted(raw, key, value, origin)
         origins[key] = origin
     check_unknown_keys(raw, RunConfig, source, text, origins)
+    raw = _apply_profile(raw, source, text, origins)
     sim = raw.get("tool_simulator")
     if isinstance(sim, dict) and "sampling" in sim:
         raise located("`tool_simulator.sampling` cannot be set: simulated tool answers are "
@@ -272,6 +290,33 @@ def load_config(
     except msgspec.ValidationError as exc:
         raise located(str(exc), source, text, origins) from None
     return config, text
+
+
+def _known_fields() -> set[str]:
+    return set(leaves(plain(RunConfig())))
+
+
+def _apply_profile(raw: dict[str, Any], source: str, text: str,
+                   origins: dict[str, str]) -> dict[str, Any]:
+    """The profile's values under the user's (TOML, --set and flags win), with `profile` set to
+    the resolved name so that the manifest's resolved config says which profile ran."""
+    data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
+    dataset = data.get("dataset", DataConfig().dataset)
+    name = raw.get("profile", "auto")
+    if not isinstance(name, str) or name not in PROFILE_NAMES:
+        raise located(f"profile: expected one of {', '.join(PROFILE_NAMES)}, got {name!r}",
+                      source, text, origins, "profile")
+    resolved = resolve_profile_name(name, dataset if isinstance(dataset, str) else "")
+    out = layer(profile_values(resolved, _known_fields()), raw)
+    out["profile"] = resolved
+    return out
+
+
+def profile_deviations(config: RunConfig) -> dict[str, dict[str, Any]]:
+    """Score-relevant fields where `config` differs from its profile (config.profile must be
+    resolved, as load_config leaves it): key -> {"profile": value, "used": value}."""
+    name = resolve_profile_name(config.profile, config.data.dataset)
+    return deviations(profile_values(name, _known_fields()), plain(config))
 
 
 def _keep_role_sampling_defaults(raw: dict[str, Any]) -> None:

@@ -65,6 +65,10 @@ class Manifest(msgspec.Struct, omit_defaults=True):
     roles: list[RoleInfo]
     resolved_config: dict[str, Any]
     sandbox_store: str = ""
+    profile: str = ""                   # the settings profile (evaluator/profiles.py)
+    deviations: dict[str, Any] = msgspec.field(default_factory=dict)  # from the profile
+    prompt_set: dict[str, Any] = msgspec.field(default_factory=dict)  # name, digest
+    sandbox: dict[str, Any] = msgspec.field(default_factory=dict)     # validation, retrieval
     resumes: list[ResumeEntry] = msgspec.field(default_factory=list)
 
 

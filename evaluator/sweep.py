@@ -23,7 +23,14 @@ from backends.client import ChatClient
 from backends.types import Endpoint
 from bench_data.types import Task
 from evaluator.admission import AdmissionController
-from evaluator.config import AdmissionConfig, ConfigError, RunConfig, load_config, plain
+from evaluator.config import (
+    AdmissionConfig,
+    ConfigError,
+    RunConfig,
+    load_config,
+    plain,
+    profile_deviations,
+)
 from evaluator.judging_hook import start_judging
 from evaluator.manifest import (
     CONFIG_FILE,
@@ -79,6 +86,9 @@ def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
         manifest = read_manifest(run_dir)
         cfg_path = run_dir / CONFIG_FILE
         first = [(k, v, o) for k, v, o in manifest.overrides]
+        if not manifest.profile:
+            # written before profiles existed: its defaults were the smoke profile's
+            first.insert(0, ("profile", "smoke", "run written before settings profiles"))
         config, text = load_config(cfg_path, first + list(request.overrides))
         return config, text, run_dir, manifest
     config, text = load_config(request.config_path, list(request.overrides))
@@ -260,7 +270,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                                          simulator_client=AdmittedChat(sim),
                                          simulator_model=sim.model)
         _write_run_files(run_dir, config, text, request, manifest, taskset, infos, len(done),
-                         sb_settings.store)
+                         sb_settings.store, res.sandbox)
         judge = None
         if request.judge:
             judge_eps = [_resolve(ep, engine_url, engine_model) for ep in config.judge.endpoints]
@@ -347,9 +357,15 @@ def _protocols(config: RunConfig, tasks: list[Task]) -> dict[str, Callable[[Epis
     return out
 
 
+def _describe(sandbox: Any) -> dict[str, Any]:
+    """What the sandbox says of itself for the manifest (validation mode, retrieval)."""
+    describe = getattr(sandbox, "describe", None)
+    return dict(describe()) if callable(describe) else {}
+
+
 def _write_run_files(run_dir: Path, config: RunConfig, text: str, request: RunRequest,
                      manifest: Any, taskset: Any, infos: list[RoleInfo], n_done: int,
-                     store: str) -> None:
+                     store: str, sandbox: Any = None) -> None:
     if manifest is not None:  # resume: keep config.toml, record this start
         manifest.resumes.append(ResumeEntry(
             at=time.time(), overrides=[list(o) for o in request.overrides],
@@ -367,6 +383,8 @@ def _write_run_files(run_dir: Path, config: RunConfig, text: str, request: RunRe
         trials=config.trials, seed=config.seed, subsets=subsets,
         data_files=data_files(list(taskset.files)), data_issues=[str(i) for i in taskset.issues],
         roles=infos, resolved_config=plain(config), sandbox_store=store,
+        profile=config.profile, deviations=profile_deviations(config),
+        sandbox=_describe(sandbox),
     )
     # the run name is part of every unit: pin it so a resume rebuilds the same units
     m.overrides.insert(0, ["name", config.name, "run name"])

@@ -174,6 +174,24 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str
     for key in ("agentsweep_version", "version", "started_at", "start_time"):
         if key in manifest and isinstance(manifest[key], (str, int, float)):
             info[key] = str(manifest[key])
+    profile = manifest.get("profile")
+    if isinstance(profile, str) and profile:
+        info["profile"] = profile
+        devs = manifest.get("deviations")
+        if isinstance(devs, dict) and devs:
+            info["deviations"] = "; ".join(
+                f"{k}={_short(v.get('used'))} ({profile}: {_short(v.get('profile'))})"
+                for k, v in sorted(devs.items()) if isinstance(v, dict))
+        else:
+            info["deviations"] = "none"
+    elif manifest:
+        info["profile"] = "none (run written before settings profiles)"
+    prompts = manifest.get("prompt_set")
+    if isinstance(prompts, dict) and prompts.get("name"):
+        info["prompts"] = f"{prompts['name']} {prompts.get('digest', '')}".strip()
+    sandbox = manifest.get("sandbox")
+    if isinstance(sandbox, dict) and sandbox.get("validation"):
+        info["tool validation"] = str(sandbox["validation"])
     for section in ("agent", "user", "judge"):
         table = config.get(section)
         if isinstance(table, dict):
@@ -181,6 +199,10 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str
             if isinstance(model, str) and model:
                 info[f"{section}_model"] = model
     return info
+
+
+def _short(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
 
 
 def _config_threshold(config: dict[str, Any]) -> float | None:
@@ -194,7 +216,10 @@ def _judge_settings(config: dict[str, Any]) -> Any:
     from evaluator.judges.settings import JudgeSettings
 
     table = config.get("judge") if isinstance(config.get("judge"), dict) else {}
-    return msgspec.convert(table, JudgeSettings)
+    try:
+        return msgspec.convert(table, JudgeSettings)
+    except msgspec.ValidationError as exc:
+        raise ReportInputError(f"judge settings of the run are not readable: {exc}") from None
 
 
 def load_run(
@@ -210,6 +235,10 @@ def load_run(
         raise ReportInputError(f"{run_dir}: not a run directory")
     manifest = read_manifest(run_dir)
     config = read_config(run_dir)
+    resolved = manifest.get("resolved_config")
+    if isinstance(resolved, dict) and isinstance(resolved.get("judge"), dict):
+        # the judge settings the run used (profile included), not only what config.toml says
+        config = {**config, "judge": resolved["judge"]}
     threshold = success_threshold
     if threshold is None:
         threshold = _config_threshold(config)
