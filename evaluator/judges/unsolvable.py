@@ -1,9 +1,13 @@
 """TravelBench unsolvable subset: a rule check, no LLM (paper eq. 1).
 
-y = 1 when the FIRST assistant response contains one of the accepted refusal tags
-(case-sensitive substring; extra text around it is allowed), else 0. A first assistant
-message that is a tool call with empty content scores 0 even if a later message refuses,
-and so does a trajectory without any assistant message.
+Scores as the reference's `evaluation/evaluate_unsolved.py` (commit 445a29d) does: take the
+content of the FIRST message with role "assistant" in the trajectory; y = 1 when it contains
+one of the accepted tags as a case-sensitive substring (extra text around it is allowed),
+else 0. A first assistant message that is a tool call with empty or null content scores 0
+even if a later message has the tag, and so does a trajectory without any assistant message.
+The reference accepts only "[Unsolved]" (the `paper` profile's `judge.unsolvable_tags`).
+The episode itself goes on past a tagged reply (protocol default, as in the reference); only
+the first assistant message counts here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Episode protocols: pure async functions from (task, context) to an EpisodeRecord.
 
-`PROMPT_VERSION` / `PROMPT_DIGEST` identify the prompt texts; every record carries both in
-`extra`. The scheduler looks a protocol up by the task's subset with `get_protocol`.
+`PROMPT_DIGEST` identifies the prompt texts and `prompt_version(settings)` (`PROMPT_VERSION` +
+the layout) the prompt rules; every record carries both, and the layout, in `extra`. The scheduler looks a protocol up by the task's subset with `get_protocol`.
 """
 
 from __future__ import annotations
@@ -10,12 +10,14 @@ from collections.abc import Awaitable, Callable
 
 from evaluator.records import EpisodeRecord
 
-from .base import EpisodeContext, ProtocolSettings, RoleClient, ToolSandbox
+from .base import LAYOUTS, EpisodeContext, ProtocolSettings, RoleClient, ToolSandbox
 from .prompting import (
     PROMPT_DIGEST,
     PROMPT_VERSION,
     agent_first_message,
     agent_system_prompt,
+    prompt_version,
+    step_limit_reply,
     user_system_prompt,
 )
 from .travel import run_multi_turn, run_single_turn, run_unsolvable
@@ -40,6 +42,7 @@ def get_protocol(subset: str) -> ProtocolFn:
 
 
 __all__ = [
+    "LAYOUTS",
     "PROMPT_DIGEST",
     "PROMPT_VERSION",
     "PROTOCOLS",
@@ -51,8 +54,10 @@ __all__ = [
     "agent_first_message",
     "agent_system_prompt",
     "get_protocol",
+    "prompt_version",
     "run_multi_turn",
     "run_single_turn",
     "run_unsolvable",
+    "step_limit_reply",
     "user_system_prompt",
 ]

@@ -43,13 +43,26 @@ class ToolSandbox(Protocol):
     async def call(self, name: str, arguments: str, *, task_time: str) -> ToolOutcome: ...
 
 
+LAYOUTS = ("reference", "prefix")
+"""Where the task's situation goes: "reference" = in the agent's system prompt, as the
+TravelBench reference does; "prefix" = in the first user message, so the system prompt and
+tool schemas are one prefix shared by every task (docs/protocols.md)."""
+
+
 @dataclass(frozen=True)
 class ProtocolSettings:
     max_steps: int = 12                 # agent calls per user turn (tool loop bound)
-    max_turns: int = 8                  # user turns in multi-turn
+    max_turns: int = 8                  # multi-turn rounds (agent reply + simulator reply)
     finish_marker: str = "##FINISH##"   # the user simulator ends the dialogue with it
     unsolvable_tags: tuple[str, ...] = ("[Unsolvable]", "[Unsolved]")
     language: str = "auto"              # prompts: "auto" follows the task text
+    layout: str = "reference"           # one of LAYOUTS
+    stop_at_unsolvable_tag: bool = False  # unsolvable: end at the first tagged reply
+    retry_empty_replies: bool = False   # retry an empty reply once instead of keeping it
+
+    def __post_init__(self) -> None:
+        if self.layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {self.layout!r}")
 
 
 @dataclass

@@ -7,8 +7,14 @@ is only ever appended to; nothing is copied per step.
 Rules applied here (documented in docs/protocols.md):
 - a tool call with an empty or duplicate id gets the deterministic id `call_<step>_<index>`;
 - a tool call without a function name is answered with an `unknown_tool` error message;
-- an assistant reply with neither text nor tool calls is retried once (same request, counted
-  in `extra["empty_replies"]`); a second empty reply in a row ends the episode: "agent_error";
+- reply text is stripped of surrounding whitespace (as the reference's client does);
+- an assistant reply with neither text nor tool calls is kept as an empty reply (content "",
+  counted in `extra["empty_replies"]`), as the reference does; with
+  `settings.retry_empty_replies` it is dropped and the same request retried once instead, and
+  a second empty reply in a row ends the episode: "agent_error";
+- a user turn whose `max_steps` agent calls all called tools gets the fixed step-limit reply
+  (prompt `agent_step_limit`) as the agent's reply, as the reference does
+  (`extra["step_limit_replies"]`);
 - text that looks like an unparsed hermes `<tool_call>` stays text (counted in
   `extra["unparsed_tool_call_text"]`): it is the model's fault, not ours;
 - a request the server rejects for exceeding the context window ends the episode:
@@ -29,7 +35,7 @@ from cache_store.types import ToolOutcome
 from evaluator.records import EpisodeRecord, ToolCallRecord
 
 from .base import EpisodeContext, RoleClient
-from .prompting import PROMPT_DIGEST, PROMPT_VERSION, travel_of
+from .prompting import PROMPT_DIGEST, prompt_version, step_limit_reply, travel_of
 
 _CONTEXT_OVERFLOW = re.compile(
     r"context length|context window|maximum model length|longer than the maximum|"
@@ -72,6 +78,7 @@ class Episode:
         "n_agent_calls",
         "n_user_turns",
         "started_at",
+        "step_limited",
         "task_time",
         "timings",
         "tool_calls",
@@ -93,10 +100,12 @@ class Episode:
         self.usage: dict[str, Usage] = {"agent": Usage()}
         self.timings: dict[str, float] = {"agent": 0.0, "tool": 0.0}
         self.n_agent_calls = 0
-        self.n_user_turns = 1  # the task query is the user's first turn
+        self.n_user_turns = 1  # user messages in `messages`; the task query is the first
+        self.step_limited = False  # the last agent turn ended with the step-limit reply
         self.extra: dict[str, Any] = {
-            "prompt_version": PROMPT_VERSION,
+            "prompt_version": prompt_version(ctx.settings),
             "prompt_digest": PROMPT_DIGEST,
+            "layout": ctx.settings.layout,
         }
         self.final_answer = ""
         self._tools = ctx.sandbox.tools  # the same list object on every call
@@ -129,13 +138,19 @@ class Episode:
         self.extra[key] = self.extra.get(key, 0) + 1
 
     async def agent_reply(self) -> ChatMessage:
-        """Ask the agent for its next message and append it. Retries one empty reply."""
+        """Ask the agent for its next message and append it (empty replies: module doc)."""
+        retry = self.ctx.settings.retry_empty_replies
         for attempt in (0, 1):
             self.n_agent_calls += 1
             msg = await self.call_model("agent", self.ctx.agent, self.messages, tools=self._tools)
-            if msg.tool_calls or (msg.content and msg.content.strip()):
+            if msg.content:
+                msg.content = msg.content.strip()
+            if msg.tool_calls or msg.content:
                 break
             self._count("empty_replies")
+            if not retry:
+                msg.content = ""
+                break
             if attempt == 1:
                 raise EpisodeEnded("agent_error", "two empty agent replies in a row")
         if msg.role != "assistant":
@@ -195,12 +210,15 @@ class Episode:
             )
 
     async def agent_turn(self, max_steps: int, stop_tags: tuple[str, ...] = ()) -> str:
-        """Let the agent call tools until it writes text; return that text.
+        """Let the agent call tools until it replies without tool calls; return its text.
 
-        Raises EpisodeEnded("max_steps") after `max_steps` agent calls without a text reply,
-        and EpisodeEnded("unsolvable_tag") when the text of a reply contains one of
-        `stop_tags` (pending tool calls of that reply are then not executed).
+        After `max_steps` agent calls that all called tools (each call's tools executed), the
+        fixed step-limit text is appended as the agent's reply and returned, and
+        `step_limited` is set: the episode goes on, as in the reference. Raises
+        EpisodeEnded("unsolvable_tag") when the text of a reply contains one of `stop_tags`
+        (pending tool calls of that reply are then not executed).
         """
+        self.step_limited = False
         start = self.n_agent_calls
         while self.n_agent_calls - start < max_steps:
             msg = await self.agent_reply()
@@ -214,7 +232,12 @@ class Episode:
             if content.strip():
                 self._count("mixed_turns")  # text next to tool calls: never shown to the user
             await self.run_tools(msg.tool_calls)
-        raise EpisodeEnded("max_steps")
+        text = step_limit_reply()
+        self.messages.append(ChatMessage(role="assistant", content=text))
+        self._count("step_limit_replies")
+        self.step_limited = True
+        self.final_answer = text
+        return text
 
     # -- the result -------------------------------------------------------------------------
     def finish(self, termination: str, detail: str = "") -> EpisodeRecord:

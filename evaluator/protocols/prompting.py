@@ -1,11 +1,17 @@
 """Prompt files of the TravelBench protocols, loaded once at import and rendered per task.
 
 Every prompt is a pure function of the task (and the protocol settings): no timestamps, trial
-numbers or seeds. The agent's system prompt depends on the protocol settings only, and the task
-(situation, language, request) comes in the first user message: system prompt and tool schemas,
-the longest part of a request, are then byte-identical across every task of a protocol, so the
-serving engine's prefix cache reuses them across tasks as well as across calls and trials. Templates use `string.Template` syntax
-(`$name`); literal dollars are written `$$`.
+numbers or seeds. `settings.layout` decides where the task's situation (time, context, reply
+language) goes:
+- "reference" (as the TravelBench reference): in the agent's system prompt; the first user
+  message is the query alone;
+- "prefix": the system prompt depends on the protocol settings only and the situation comes in
+  the first user message with the query, so system prompt and tool schemas, the longest part of
+  a request, are byte-identical across every task of a protocol and the serving engine's prefix
+  cache reuses them across tasks as well as across calls and trials.
+Templates use `string.Template` syntax (`$name`); literal dollars are written `$$`. A template
+must use its required placeholders and may use its optional ones (an agent system prompt that
+places `$time`/`$context` itself gets them there instead of the appended `agent_background`).
 """
 
 from __future__ import annotations
@@ -19,16 +25,24 @@ from bench_data.types import Task, TravelBenchTask
 from .base import ProtocolSettings
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
-PROMPT_VERSION = "travelbench-protocols/2"
+PROMPT_VERSION = "travelbench-protocols/3"
+"""Version of the prompt rules; records carry `prompt_version(settings)` = this + the layout."""
 
-# template name -> the placeholders it must use (checked at load time)
-_PLACEHOLDERS: dict[str, frozenset[str]] = {
-    "agent_single_turn": frozenset(),
-    "agent_multi_turn": frozenset(),
-    "agent_unsolvable": frozenset({"tag"}),
-    "agent_situation": frozenset({"time", "context", "language", "query"}),
-    "user_simulator": frozenset(
-        {"time", "context", "intent", "profile", "query", "finish_marker", "language"}
+_SITUATION = frozenset({"time", "context", "language"})
+# template name -> (placeholders it must use, placeholders it may use); checked at load time
+_PLACEHOLDERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "agent_single_turn": (frozenset(), _SITUATION),
+    "agent_multi_turn": (frozenset(), _SITUATION),
+    "agent_unsolvable": (frozenset({"tag"}), _SITUATION),
+    # layout "reference": appended to a system prompt that does not place the situation itself
+    "agent_background": (frozenset({"time", "context"}), frozenset({"language"})),
+    # layout "prefix": the first user message
+    "agent_situation": (frozenset({"query"}), _SITUATION),
+    # the agent's reply when a user turn used up max_steps agent calls (fixed text)
+    "agent_step_limit": (frozenset(), frozenset()),
+    "user_simulator": (
+        frozenset({"intent"}),
+        frozenset({"time", "context", "profile", "query", "finish_marker", "language"}),
     ),
 }
 
@@ -48,7 +62,7 @@ def _placeholders(template: Template, path: Path) -> frozenset[str]:
 def load_templates(directory: Path = PROMPT_DIR) -> dict[str, Template]:
     """Read and check every prompt file; raise naming the file when one is missing or wrong."""
     templates: dict[str, Template] = {}
-    for name, expected in _PLACEHOLDERS.items():
+    for name, (required, optional) in _PLACEHOLDERS.items():
         path = directory / f"{name}.txt"
         try:
             text = path.read_text(encoding="utf-8")
@@ -56,9 +70,10 @@ def load_templates(directory: Path = PROMPT_DIR) -> dict[str, Template]:
             raise FileNotFoundError(f"prompt file {path} cannot be read: {exc}") from exc
         template = Template(text.rstrip("\n"))
         found = _placeholders(template, path)
-        if found != expected:
+        if not required <= found <= required | optional:
             raise ValueError(
-                f"{path}: placeholders {sorted(found)} differ from the expected {sorted(expected)}"
+                f"{path}: placeholders {sorted(found)}; required {sorted(required)}, "
+                f"allowed besides {sorted(optional)}"
             )
         templates[name] = template
     return templates
@@ -95,22 +110,52 @@ def _context(travel: TravelBenchTask) -> str:
     return travel.context.strip() or "(none)"
 
 
-def agent_system_prompt(kind: str, settings: ProtocolSettings) -> str:
-    """The agent's system prompt for `kind` in single_turn | multi_turn | unsolvable: the same
-    for every task (the task is in `agent_first_message`)."""
+def prompt_version(settings: ProtocolSettings) -> str:
+    """What records carry as `extra.prompt_version`: the prompt rules' version + the layout."""
+    return f"{PROMPT_VERSION}+{settings.layout}"
+
+
+def _situation(travel: TravelBenchTask, settings: ProtocolSettings) -> dict[str, str]:
+    return {"time": travel.time, "context": _context(travel),
+            "language": reply_language(travel, settings)}
+
+
+def agent_system_prompt(kind: str, task: Task, settings: ProtocolSettings) -> str:
+    """The agent's system prompt for `kind` in single_turn | multi_turn | unsolvable.
+
+    Layout "prefix": the same for every task. Layout "reference": with the task's situation,
+    in place when the template has `$time`/`$context`, else `agent_background` appended.
+    """
+    template = TEMPLATES[f"agent_{kind}"]
     fields = {"tag": settings.unsolvable_tags[0]} if kind == "unsolvable" else {}
-    return TEMPLATES[f"agent_{kind}"].substitute(fields)
+    placed = _SITUATION.intersection(template.get_identifiers())
+    if settings.layout == "prefix":
+        if placed:
+            raise ValueError(
+                f"prompt agent_{kind} uses ${', $'.join(sorted(placed))}: layout 'prefix' needs "
+                "a system prompt without the task's situation (use layout 'reference')"
+            )
+        return template.substitute(fields)
+    situation = _situation(travel_of(task), settings)
+    text = template.substitute(fields, **situation)
+    if placed:
+        return text
+    return f"{text}\n\n{TEMPLATES['agent_background'].substitute(situation)}"
 
 
 def agent_first_message(task: Task, settings: ProtocolSettings) -> str:
-    """The first user message: the situation (time, context, reply language) and the request."""
+    """The first user message: the query alone (layout "reference"), or the situation (time,
+    context, reply language) and the query (layout "prefix")."""
     travel = travel_of(task)
-    return TEMPLATES["agent_situation"].substitute(
-        time=travel.time,
-        context=_context(travel),
-        language=reply_language(travel, settings),
-        query=travel.query,
-    )
+    if settings.layout == "reference":
+        return travel.query
+    return TEMPLATES["agent_situation"].substitute(query=travel.query,
+                                                   **_situation(travel, settings))
+
+
+def step_limit_reply() -> str:
+    """The agent's reply when one user turn used up `max_steps` agent calls."""
+    return TEMPLATES["agent_step_limit"].substitute()
 
 
 def user_system_prompt(task: Task, settings: ProtocolSettings) -> str:

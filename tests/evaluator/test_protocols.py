@@ -13,12 +13,13 @@ from backends.types import ChatMessage, ChatResponse, Choice, FunctionCall, Tool
 from bench_data.types import Task, TravelBenchTask
 from cache_store.types import ToolOutcome
 from evaluator.protocols import (
-    PROMPT_VERSION,
     PROTOCOLS,
     EpisodeContext,
     ProtocolSettings,
     agent_first_message,
     get_protocol,
+    prompt_version,
+    step_limit_reply,
 )
 from evaluator.records import EpisodeRecord, UnitId
 
@@ -152,14 +153,19 @@ async def test_single_turn_multi_step_tool_loop() -> None:
     assert [t for _, _, t in ctx.sandbox.calls] == ["2025-10-24 10:00"] * 3
     assert [m.role for m in record.messages] == [
         "system", "user", "assistant", "tool", "assistant", "tool", "tool", "assistant"]
+    # layout "reference" (default): the situation is in the system prompt, the query alone in
+    # the first user message
     assert record.messages[1].content == agent_first_message(ctx.task, ctx.settings)
-    assert record.messages[1].content.endswith(ctx.task.travel.query)
-    assert "2025-10-24 10:00" in record.messages[1].content
-    assert "Answer in English." in record.messages[1].content
+    assert record.messages[1].content == ctx.task.travel.query
+    assert "2025-10-24 10:00" in record.messages[0].content
+    assert "User is in Beijing." in record.messages[0].content
+    assert "Answer in English." in record.messages[0].content
     assert_tool_ids_match(record)
     assert_prefix_stable(agent)
     assert all(t is TOOLS for t in agent.tools_seen)
-    assert record.extra["prompt_version"] == PROMPT_VERSION
+    assert record.extra["prompt_version"] == prompt_version(ctx.settings)
+    assert record.extra["prompt_version"].endswith("+reference")
+    assert record.extra["layout"] == "reference"
     assert record.timings["total"] >= 0 and "tool" in record.timings
     assert record.finished_at >= record.started_at > 0
     decoded = msgspec.json.decode(msgspec.json.encode(record), type=EpisodeRecord)
@@ -198,24 +204,29 @@ async def test_malformed_tool_calls_are_recorded_and_episode_continues() -> None
 
 
 async def test_max_steps() -> None:
+    """The step limit no longer ends the episode with an empty answer: the step-limit reply is
+    the answer (as the reference; sequences in test_protocols_parity.py)."""
     agent = ScriptedClient("agent", [say(None, call("weather_forecast_days", call_id=str(i)))
                                      for i in range(3)])
     record = await run_single(agent, max_steps=3)
     assert record.termination == "max_steps"
     assert record.n_agent_calls == 3 and len(record.tool_calls) == 3
-    assert record.final_answer == ""
+    assert record.final_answer == step_limit_reply() == record.messages[-1].content
+    assert record.extra["step_limit_replies"] == 1
 
 
 async def test_empty_reply_retried_once_then_agent_error() -> None:
     agent = ScriptedClient("agent", [say(""), say("Sunny.")])
-    record = await run_single(agent)
+    record = await run_single(agent, retry_empty_replies=True)
     assert record.termination == "answer" and record.final_answer == "Sunny."
     assert record.extra["empty_replies"] == 1 and record.n_agent_calls == 2
     assert [m.role for m in record.messages] == ["system", "user", "assistant"]
 
     agent = ScriptedClient("agent", [say(None), say("  ")])
-    record = await run_single(agent)
+    record = await run_single(agent, retry_empty_replies=True)
     assert record.termination == "agent_error" and record.extra["empty_replies"] == 2
+
+
 
 
 async def test_unparsed_hermes_tool_call_stays_text() -> None:
@@ -240,9 +251,11 @@ async def test_context_overflow_and_infrastructure_errors() -> None:
 
 
 @pytest.mark.parametrize("tag", ["[Unsolvable]", "[Unsolved]"])
-async def test_unsolvable_tag_detection(tag: str) -> None:
+async def test_unsolvable_stop_at_tag_option(tag: str) -> None:
+    """`stop_at_unsolvable_tag` keeps the pre-parity behaviour (the default goes on, as the
+    reference: test_protocols_parity.py)."""
     agent = ScriptedClient("agent", [say(tag)])
-    record = await run_single(agent, "unsolvable")
+    record = await run_single(agent, "unsolvable", stop_at_unsolvable_tag=True)
     assert record.termination == "unsolvable_tag" and record.final_answer == tag
     assert "[Unsolvable]" in record.messages[0].content
 
@@ -250,7 +263,7 @@ async def test_unsolvable_tag_detection(tag: str) -> None:
         say(None, call("weather_forecast_days")),
         say(f"No tool can set reminders. {tag}", call("weather_forecast_days", call_id="z")),
     ])
-    record = await run_single(agent, "unsolvable")
+    record = await run_single(agent, "unsolvable", stop_at_unsolvable_tag=True)
     assert record.termination == "unsolvable_tag"
     assert len(record.tool_calls) == 1  # the tagged reply's tool call is not executed
 
@@ -275,17 +288,23 @@ async def test_chinese_task_asks_for_chinese_answer() -> None:
     ctx = make_ctx("single_turn", agent)
     ctx.task = make_task("single_turn", query="明天北京天气怎么样")
     record = await get_protocol("single_turn")(ctx)
+    assert "Answer in Chinese." in record.messages[0].content
+
+    ctx = make_ctx("single_turn", ScriptedClient("agent", [say("晴")]), layout="prefix")
+    ctx.task = make_task("single_turn", query="明天北京天气怎么样")
+    record = await get_protocol("single_turn")(ctx)
     assert "Answer in Chinese." in record.messages[1].content
 
 
-async def test_system_prompt_is_shared_across_tasks_and_task_is_in_first_message() -> None:
-    """System prompt + tool schemas (the longest part of a request) must be byte-identical for
-    every task of a protocol, so that the prefix cache serves them across tasks."""
+async def test_prefix_layout_shares_system_prompt_across_tasks() -> None:
+    """Layout "prefix": system prompt + tool schemas (the longest part of a request) must be
+    byte-identical for every task of a protocol, so that the prefix cache serves them across
+    tasks; the task is in the first user message."""
     seen = []
     for query, context in (("Weather in Beijing tomorrow?", "User is in Beijing."),
                            ("Train from Shanghai to Hangzhou?", "User is at Shanghai station.")):
         agent = ScriptedClient("agent", [say("Sunny.")])
-        ctx = make_ctx("single_turn", agent)
+        ctx = make_ctx("single_turn", agent, layout="prefix")
         ctx.task = make_task("single_turn", query=query, context=context)
         record = await get_protocol("single_turn")(ctx)
         seen.append(record)
@@ -296,6 +315,7 @@ async def test_system_prompt_is_shared_across_tasks_and_task_is_in_first_message
         assert agent.requests[0][0].content == record.messages[0].content
     assert seen[0].messages[0] == seen[1].messages[0]
     assert seen[0].messages[1] != seen[1].messages[1]
+    assert seen[0].extra["prompt_version"].endswith("+prefix")
 
 
 async def test_multi_turn_finish_marker_and_hidden_tool_calls() -> None:
@@ -309,23 +329,27 @@ async def test_multi_turn_finish_marker_and_hidden_tool_calls() -> None:
     record = await get_protocol("multi_turn")(ctx)
     assert record.termination == "user_finished"
     assert record.final_answer == "Tomorrow Beijing is sunny, 20°C."
-    assert record.n_user_turns == 2 and record.n_agent_calls == 3
-    assert record.extra["mixed_turns"] == 1
+    assert record.n_user_turns == 3 and record.n_agent_calls == 3
+    assert record.extra["mixed_turns"] == 1 and record.extra["rounds"] == 2
     # the user simulator saw only text replies, never tool calls, results or mixed-turn text
     seen = [m for req in user.requests for m in req]
     assert all(not m.tool_calls and m.role in ("system", "user", "assistant") for m in seen)
     shown = [m.content for m in record.user_messages if m.role == "user"]
     assert shown == ["Which day do you mean?", "Tomorrow Beijing is sunny, 20°C."]
+    # layout "reference": the simulator's own first message is the query, as the reference
     assert [m.role for m in record.user_messages] == [
-        "system", "user", "assistant", "user", "assistant"]
+        "system", "assistant", "user", "assistant", "user", "assistant"]
+    assert record.user_messages[1].content == ctx.task.travel.query
     assert "Know tomorrow's weather in Beijing" in record.user_messages[0].content
     assert "Likes walking." in record.user_messages[0].content
     assert "##FINISH##" in record.user_messages[0].content
     # profile and intent are hidden from the agent
     assert not any("Likes walking." in (m.content or "") for m in record.messages)
-    # the finish message is not forwarded to the agent
+    # the finish message ends the transcript (as the reference saves it), after the agent's
+    # last request: the agent never answers it
     assert [m.content for m in record.messages if m.role == "user"] == [
-        agent_first_message(ctx.task, ctx.settings), "Tomorrow, please."]
+        agent_first_message(ctx.task, ctx.settings), "Tomorrow, please.", "Thanks ##FINISH##"]
+    assert agent.requests[-1] == record.messages[:-2]
     assert set(record.usage) == {"agent", "user"}
     assert record.usage["user"].prompt_tokens == 20
     assert "user" in record.timings
@@ -335,11 +359,14 @@ async def test_multi_turn_finish_marker_and_hidden_tool_calls() -> None:
 
 
 async def test_multi_turn_max_turns() -> None:
+    """max_turns counts rounds: the simulator also answers the last agent reply (its answer is
+    not appended), as the reference; sequences in test_protocols_parity.py."""
     agent = ScriptedClient("agent", [say(f"Question {i}?") for i in range(3)])
-    user = ScriptedClient("user", [say("I don't know."), say("Anything is fine.")])
+    user = ScriptedClient("user", [say("I don't know."), say("Anything is fine."), say("Ok.")])
     record = await get_protocol("multi_turn")(make_ctx("multi_turn", agent, user, max_turns=3))
     assert record.termination == "max_turns"
-    assert record.n_user_turns == 3 and len(user.requests) == 2
+    assert record.n_user_turns == 3 and len(user.requests) == 3
+    assert record.messages[-1].content == "Question 2?"
 
 
 async def test_multi_turn_requires_user_client() -> None:
@@ -350,5 +377,13 @@ async def test_multi_turn_requires_user_client() -> None:
 async def test_multi_turn_empty_user_replies() -> None:
     agent = ScriptedClient("agent", [say("Which day?")])
     user = ScriptedClient("user", [say(""), say(None)])
-    record = await get_protocol("multi_turn")(make_ctx("multi_turn", agent, user))
+    ctx = make_ctx("multi_turn", agent, user, retry_empty_replies=True)
+    record = await get_protocol("multi_turn")(ctx)
     assert record.termination == "user_error" and record.extra["empty_user_replies"] == 2
+
+    # default: kept and forwarded, as the reference
+    agent = ScriptedClient("agent", [say("Which day?"), say("Tomorrow is sunny.")])
+    user = ScriptedClient("user", [say(None), say("##FINISH##")])
+    record = await get_protocol("multi_turn")(make_ctx("multi_turn", agent, user))
+    assert record.termination == "user_finished" and record.extra["empty_user_replies"] == 1
+    assert [m.content for m in record.messages if m.role == "user"][1] == ""
