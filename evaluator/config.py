@@ -80,13 +80,21 @@ class RoleConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True)
 class ProtocolConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     """How episodes are driven.
 
-    max_steps: agent calls per user turn (bounds the tool loop).
-    max_turns: user turns in multi-turn dialogues.
-    finish_marker: the user simulator ends the dialogue by writing it.
-    unsolvable_tags: refusal tags that end an unsolvable episode.
+    max_steps: agent calls per user turn (bounds the tool loop); a turn that uses them all
+        gets the fixed step-limit reply and the episode goes on (as the reference).
+    max_turns: multi-turn rounds (agent reply + user-simulator reply), the query's included.
+    finish_marker: the user simulator ends the dialogue by writing it (substring match).
+    unsolvable_tags: refusal tags; the unsolvable prompt asks for the first one.
     language: prompt language; "auto" follows the task text.
     entry: a custom protocol "module:function" used for every task instead of the subset's
         built-in protocol (empty = built-in).
+    layout: "reference" = the task's time and context in the agent's system prompt (as the
+        reference); "prefix" = in the first user message, so the system prompt and tool
+        schemas are one prefix-cached prefix shared by all tasks (docs/protocols.md).
+    stop_at_unsolvable_tag: end an unsolvable episode at the first reply with a tag (the
+        reference goes on; the score only reads the first assistant message either way).
+    retry_empty_replies: retry an empty agent/simulator reply once (a second ends the
+        episode) instead of keeping it as the reply, as the reference does.
     """
 
     max_steps: int = 6
@@ -97,6 +105,9 @@ class ProtocolConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=T
     )
     language: str = "auto"
     entry: str = ""
+    layout: Literal["reference", "prefix"] = "reference"
+    stop_at_unsolvable_tag: bool = False
+    retry_empty_replies: bool = False
 
     def __post_init__(self) -> None:
         if self.max_steps < 1:

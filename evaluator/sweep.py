@@ -280,7 +280,9 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             max_steps=config.protocol.max_steps, max_turns=config.protocol.max_turns,
             finish_marker=config.protocol.finish_marker,
             unsolvable_tags=tuple(config.protocol.unsolvable_tags),
-            language=config.protocol.language,
+            language=config.protocol.language, layout=config.protocol.layout,
+            stop_at_unsolvable_tag=config.protocol.stop_at_unsolvable_tag,
+            retry_empty_replies=config.protocol.retry_empty_replies,
         )
         agent_ep, user_ep, sandbox = roles["agent"], roles["user"], res.sandbox
 
