@@ -34,6 +34,7 @@ _PAPER: dict[str, Any] = {
     "protocol": {
         "max_steps": 20,
         "max_turns": 10,
+        "finish_marker": "[Finish Conversation]",
         "unsolvable_tags": ["[Unsolved]"],
         "layout": "reference",
     },
@@ -60,6 +61,7 @@ _SMOKE: dict[str, Any] = {
     "protocol": {
         "max_steps": 6,
         "max_turns": 4,
+        "finish_marker": "##FINISH##",
         "unsolvable_tags": ["[Unsolvable]", "[Unsolved]"],
         "layout": "prefix",
     },

@@ -140,7 +140,7 @@ async def stub_round(concurrency: int, per_slot: int, http: bool, tmp: Path) -> 
     agent = RoleEndpoint("agent", client, "stub-model", SamplingParams(max_tokens=16), adm,
                          counters)
     protocol = get_protocol("single_turn")
-    settings = ProtocolSettings(max_steps=6)
+    settings = ProtocolSettings(max_steps=6, layout="prefix")
 
     async def episode(unit, task, ticket):
         ctx = EpisodeContext(unit=unit, task=task, agent=agent.for_episode(ticket, unit.seed),
@@ -249,7 +249,7 @@ async def engine_round(url: str, n_episodes: int, tmp: Path) -> dict[str, Any]:
                         adm, counters)
     sandbox = await _sandbox(taskset, tmp, None)
     protocol = get_protocol("multi_turn")
-    settings = ProtocolSettings(max_steps=2, max_turns=3)
+    settings = ProtocolSettings(max_steps=2, max_turns=3, layout="prefix")
 
     async def episode(unit, task, ticket):
         ctx = EpisodeContext(unit=unit, task=task, agent=agent.for_episode(ticket),
