@@ -18,15 +18,25 @@ PROMPT_DIR = Path(__file__).parent / "prompts"
 EMPTY_RESULT = "未找到相关信息，请检查参数是否正确；如参数无误，可能暂时没有相关数据。"
 
 
+SECTIONS = ("system", "examples_header", "example", "no_examples", "user")
+"""Required sections; optional: `example_separator` (between the example blocks, default a
+newline)."""
+
+
 @lru_cache(maxsize=8)
 def load_prompt(version: str) -> dict[str, str]:
     path = PROMPT_DIR / f"tool_simulator_{version}.txt"
     if not path.exists():
         raise FileNotFoundError(f"{path}: no simulator prompt of version {version!r}")
+    return parse_prompt(path.read_text(encoding="utf-8"), str(path))
+
+
+def parse_prompt(text: str, origin: str) -> dict[str, str]:
+    """The `=== name ===` sections of a simulator prompt file (`origin` names it in errors)."""
     sections: dict[str, str] = {}
     name = None
     lines: list[str] = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    for line in text.splitlines():
         if line.startswith("=== ") and line.endswith(" ==="):
             if name is not None:
                 sections[name] = "\n".join(lines)
@@ -35,25 +45,27 @@ def load_prompt(version: str) -> dict[str, str]:
             lines.append(line)
     if name is not None:
         sections[name] = "\n".join(lines)
-    missing = {"system", "examples_header", "example", "no_examples", "user"} - set(sections)
+    missing = set(SECTIONS) - set(sections)
     if missing:
-        raise ValueError(f"{path}: missing sections {sorted(missing)}")
+        raise ValueError(f"{origin}: missing sections {sorted(missing)}")
     return sections
 
 
 def build_messages(schema: dict[str, Any], arguments: dict[str, Any],
-                   examples: list[tuple[str, str]], version: str) -> list[ChatMessage]:
-    """The two simulator messages for one call (schema = the OpenAI `function` object)."""
-    p = load_prompt(version)
+                   examples: list[tuple[str, str]], version: str,
+                   sections: dict[str, str] | None = None) -> list[ChatMessage]:
+    """The two simulator messages for one call (schema = the OpenAI `function` object).
+    `sections`: a prompt set's simulator prompt (`parse_prompt`) instead of `version`'s file."""
+    p = sections if sections is not None else load_prompt(version)
     name = schema.get("name", "")
     if examples:
         blocks = [p["examples_header"].replace("{num_examples}", str(len(examples)))]
         for i, (params, result) in enumerate(examples, 1):
             blocks.append(p["example"].replace("{index}", str(i)).replace("{params}", params)
                           .replace("{result}", result))
-        ex_text = "\n".join(blocks)
+        ex_text = p.get("example_separator", "\n").join(blocks)
     else:
-        ex_text = p["no_examples"]
+        ex_text = p["no_examples"].replace("{tool_name}", name)
     system = (p["system"].replace("{tool_name}", name)
               .replace("{tool_description}", schema.get("description", ""))
               .replace("{tool_parameters}", json.dumps(schema.get("parameters", {}),
