@@ -2,8 +2,9 @@
 
 Retry policy:
 - unparseable output, a 4xx answer or a malformed body: retried up to `max_attempts` in all;
-  attempts after the first use `retry_temperature` (a deterministic judge would otherwise
-  repeat the same output), and after a 4xx the `response_format` is dropped in case the
+  attempt `retry_temperature_from` (1-based) and later use `retry_temperature` (a
+  deterministic judge would otherwise repeat the same output; the reference judges 10 times,
+  the 8th to 10th at 0.7), and after a 4xx the `response_format` is dropped in case the
   server does not support guided decoding. Then `JudgeFailed` (recorded as a judge error).
 - `InfrastructureError` (connection, timeout, 5xx after the client's own retries): retried up
   to `infra_attempts`, then re-raised; the caller records nothing, so a later run retries.
@@ -14,6 +15,8 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
+
+import msgspec
 
 from backends.chat_wire import json_schema_format
 from backends.errors import HTTPStatusError, InfrastructureError, MalformedResponse
@@ -59,8 +62,10 @@ async def call_judge(
     schema: dict[str, Any],
     parse: Callable[[str], T],
     settings: JudgeSettings,
+    retry_temperature: float | None = None,
 ) -> tuple[T, int, str]:
-    """Ask the judge, parse its answer; returns (value, attempts, raw answer)."""
+    """Ask the judge, parse its answer; returns (value, attempts, raw answer).
+    `retry_temperature` overrides `settings.retry_temperature` (the meta-judge's own)."""
     messages = [ChatMessage(role="user", content=prompt)]
     structured = settings.structured_output
     attempts = 0
@@ -68,9 +73,7 @@ async def call_judge(
     raw = ""
     detail = "no attempt made"
     while attempts < settings.max_attempts:
-        sampling = settings.sampling
-        if attempts > 0:
-            sampling = _with_temperature(sampling, settings.retry_temperature)
+        sampling = attempt_sampling(settings, attempts + 1, retry_temperature)
         fmt = json_schema_format(schema_name, schema) if structured else None
         try:
             response = await client.chat(
@@ -103,12 +106,16 @@ async def call_judge(
     raise JudgeFailed(f"{detail} (after {attempts} attempts)", attempts, raw)
 
 
+def attempt_sampling(
+    settings: JudgeSettings, attempt: int, retry_temperature: float | None = None
+) -> SamplingParams:
+    """Sampling of attempt number `attempt` (1-based): `settings.sampling`, with the retry
+    temperature from attempt `retry_temperature_from` on."""
+    if attempt < settings.retry_temperature_from:
+        return settings.sampling
+    temperature = settings.retry_temperature if retry_temperature is None else retry_temperature
+    return _with_temperature(settings.sampling, temperature)
+
+
 def _with_temperature(sampling: SamplingParams, temperature: float) -> SamplingParams:
-    return SamplingParams(
-        temperature=temperature,
-        top_p=sampling.top_p,
-        max_tokens=sampling.max_tokens,
-        seed=sampling.seed,
-        n=sampling.n,
-        stop=sampling.stop,
-    )
+    return msgspec.structs.replace(sampling, temperature=temperature)

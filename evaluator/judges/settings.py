@@ -23,8 +23,15 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     concurrency: judge requests in flight at once (pool workers).
     max_attempts: attempts per judge call when the output cannot be parsed or the server
         rejects the request (4xx, malformed body); after that a judge error is recorded.
-    retry_temperature: temperature of the attempts after the first (a temperature-0 judge
-        would repeat the same unparseable output); the first attempt uses `sampling`.
+    retry_temperature: temperature of attempt `retry_temperature_from` and later (a
+        temperature-0 judge would repeat the same unparseable output); earlier attempts use
+        `sampling`.
+    retry_temperature_from: the first attempt (1-based) sampled at `retry_temperature`. 2 = every
+        retry; the TravelBench reference uses 8 with 10 attempts (attempts 8 to 10 at 0.7). A
+        value above `max_attempts` keeps every attempt at `sampling`'s temperature.
+    meta_retry_temperature: the TravelBench meta-judge's retry temperature; None = the same
+        as `retry_temperature`. The reference retries its meta-judge at the judge's own
+        temperature (set 0.0 for that).
     infra_attempts: attempts per judge call on infrastructure errors (connection lost, 5xx,
         timeout). When exhausted nothing is recorded, so a later `agentsweep judge` retries.
     structured_output: send a JSON-schema `response_format` (guided decoding). The tolerant
@@ -39,8 +46,12 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     rerun: judge again even when a judgement with the same key already exists.
     retry_errors: judge again the keys whose recorded judgement is a judge error (an
         unparseable answer after `max_attempts`); successful judgements are kept.
-    max_transcript_chars: each message is cut to this many characters in judge prompts
-        (long tool outputs would otherwise overflow small judge models). 0 = no cut.
+    max_transcript_chars: each message is cut to this many characters in judge prompts.
+        0 = no cut (the default, as in the reference, which shows the judge everything).
+    context_tokens: the judge's context window in tokens, for the TravelBench judges' context
+        guard: when a prompt's estimated tokens plus `sampling.max_tokens` would exceed it, the
+        longest tool outputs are shortened until it fits, and the judgement records it (see
+        docs/judges.md). 0 = no guard.
     """
 
     endpoints: list[Endpoint] = msgspec.field(default_factory=lambda: [Endpoint()])
@@ -51,6 +62,8 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     concurrency: int = 8
     max_attempts: int = 3
     retry_temperature: float = 0.7
+    retry_temperature_from: int = 2
+    meta_retry_temperature: float | None = None
     infra_attempts: int = 3
     structured_output: bool = True
     meta_judge: bool = True
@@ -62,7 +75,8 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     window_overlap: int = 2
     rerun: bool = False
     retry_errors: bool = False
-    max_transcript_chars: int = 4000
+    max_transcript_chars: int = 0
+    context_tokens: int = 0
 
     def __post_init__(self) -> None:
         if not self.endpoints:
@@ -71,6 +85,12 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
             raise ValueError(f"judge.concurrency must be >= 1, got {self.concurrency}")
         if self.max_attempts < 1:
             raise ValueError(f"judge.max_attempts must be >= 1, got {self.max_attempts}")
+        if self.retry_temperature_from < 1:
+            raise ValueError(
+                f"judge.retry_temperature_from must be >= 1, got {self.retry_temperature_from}"
+            )
+        if self.max_transcript_chars < 0 or self.context_tokens < 0:
+            raise ValueError("judge.max_transcript_chars and judge.context_tokens must be >= 0")
         if self.infra_attempts < 1:
             raise ValueError(f"judge.infra_attempts must be >= 1, got {self.infra_attempts}")
         if self.window_turns < 1:
