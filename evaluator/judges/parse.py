@@ -5,6 +5,10 @@ small or unguided models wrap it in code fences, add trailing text, answer in th
 XML layout or use the Chinese rating words. Every parser here either returns a complete,
 typed verdict or raises `JudgeParseError`; the caller retries and finally records a judge
 error. Nothing is ever guessed into a score.
+
+A rubric verdict may leave dimensions unrated, as in the TravelBench reference: a dimension
+without a rating on the scale is left out (and named in `RubricVerdict.unrated`); only a
+verdict with no rated dimension at all is an error.
 """
 
 from __future__ import annotations
@@ -33,8 +37,12 @@ class JudgeParseError(ValueError):
 
 
 class RubricVerdict(msgspec.Struct):
+    """`ratings` holds the dimensions rated on the scale (at least one); `unrated` says why
+    each other dimension was left out."""
+
     ratings: dict[str, int]
     reasoning: dict[str, str]
+    unrated: dict[str, str] = msgspec.field(default_factory=dict)
 
 
 class MetaVerdict(msgspec.Struct):
@@ -177,48 +185,78 @@ def _dim_entry(value: Any) -> tuple[int | None, str]:
 
 
 def _find_dims(obj: Any, dimensions: list[str], depth: int = 0) -> dict[str, Any] | None:
+    """The dict (searched up to 3 levels deep) holding the most of `dimensions` (at least one)."""
     if not isinstance(obj, dict) or depth > 3:
         return None
-    if all(d in obj for d in dimensions):
-        return obj
+    best = obj if any(d in obj for d in dimensions) else None
+    if best is not None and all(d in obj for d in dimensions):
+        return best
     for value in obj.values():
         found = _find_dims(value, dimensions, depth + 1)
-        if found is not None:
-            return found
-    return None
+        if found is not None and (best is None or _n_dims(found, dimensions) > _n_dims(
+                best, dimensions)):
+            best = found
+    return best
+
+
+def _n_dims(obj: dict[str, Any], dimensions: list[str]) -> int:
+    return sum(1 for d in dimensions if d in obj)
+
+
+def _json_verdict(dims: dict[str, Any], dimensions: list[str]) -> RubricVerdict:
+    verdict = RubricVerdict({}, {})
+    for d in dimensions:
+        if d not in dims:
+            verdict.unrated[d] = "not rated"
+            continue
+        value, why = _dim_entry(dims[d])
+        if value is None:
+            verdict.unrated[d] = f"rating {_show(dims[d])} is not on the scale"
+        else:
+            verdict.ratings[d], verdict.reasoning[d] = value, why
+    return verdict
+
+
+def _xml_verdict(text: str, dimensions: list[str]) -> RubricVerdict:
+    verdict = RubricVerdict({}, {})
+    for d in dimensions:
+        body = _tag_body(text, d, tuple(x for x in dimensions if x != d) + ("response",))
+        if body is None:
+            verdict.unrated[d] = "not rated"
+            continue
+        value, why = _xml_rating(body)
+        if value is None:
+            verdict.unrated[d] = f"<{d}>: no rating on the scale"
+        else:
+            verdict.ratings[d], verdict.reasoning[d] = value, why
+    return verdict
+
+
+def _show(value: Any) -> str:
+    text = repr(value.get("rating", value.get("score")) if isinstance(value, dict) else value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def parse_rubric(text: str, dimensions: list[str]) -> RubricVerdict:
-    """Ratings for every dimension, from JSON `{dim: {reasoning, rating}}` or the XML layout."""
-    problems: list[str] = []
+    """Ratings from JSON `{dim: {reasoning, rating}}` or the XML layout: the candidate that
+    rates the most dimensions. Raises `JudgeParseError` when none rates any dimension."""
+    best: RubricVerdict | None = None
     for candidate in json_candidates(text):
         dims = _find_dims(candidate, dimensions)
         if dims is None:
             continue
-        ratings: dict[str, int] = {}
-        reasoning: dict[str, str] = {}
-        for d in dimensions:
-            value, why = _dim_entry(dims[d])
-            if value is None:
-                problems.append(f"{d}: rating {dims[d]!r} is not on the scale")
-                break
-            ratings[d], reasoning[d] = value, why
-        else:
-            return RubricVerdict(ratings, reasoning)
-    ratings, reasoning = {}, {}
-    for d in dimensions:
-        body = _tag_body(text, d, tuple(x for x in dimensions if x != d) + ("response",))
-        if body is None:
-            break
-        value, why = _xml_rating(body)
-        if value is None:
-            problems.append(f"<{d}>: no rating on the scale")
-            break
-        ratings[d], reasoning[d] = value, why
-    if len(ratings) == len(dimensions):
-        return RubricVerdict(ratings, reasoning)
-    detail = "; ".join(problems) or f"no verdict with all of {', '.join(dimensions)}"
-    raise JudgeParseError(detail)
+        verdict = _json_verdict(dims, dimensions)
+        if best is None or len(verdict.ratings) > len(best.ratings):
+            best = verdict
+        if len(best.ratings) == len(dimensions):
+            return best
+    xml = _xml_verdict(text, dimensions)
+    if best is None or len(xml.ratings) > len(best.ratings):
+        best = xml
+    if best.ratings:
+        return best
+    detail = "; ".join(f"{d}: {why}" for d, why in best.unrated.items() if why != "not rated")
+    raise JudgeParseError(detail or f"no rating for any of {', '.join(dimensions)}")
 
 
 def parse_meta(text: str) -> MetaVerdict:

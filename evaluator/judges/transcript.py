@@ -4,12 +4,16 @@
 msgspec encoding of the record's messages and tool-call records without timings, so that the
 same trajectory always gets the same key and any change to what the agent said or saw gets a
 new one.
+
+`fit_to_context` is the judges' context guard: nothing is cut by default, and only a prompt
+that would not fit the configured judge context has its longest tool outputs shortened.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
@@ -86,3 +90,105 @@ def first_user_text(record: EpisodeRecord) -> str:
         if m.role == "user" and m.content:
             return m.content
     return ""
+
+
+# ---------------------------------------------------------------- context guard
+
+def estimate_tokens(text: str) -> int:
+    """A deliberately high token count for budgeting without the judge's tokenizer: one token
+    per non-ASCII character (Chinese text is about one per character or less) plus one per
+    three ASCII characters (English and JSON average three to four)."""
+    n_ascii = len(text.encode("ascii", "ignore"))
+    return (n_ascii + 2) // 3 + len(text) - n_ascii
+
+
+def _prefix_within(text: str, tokens: int) -> int:
+    """The longest prefix length whose estimate is <= tokens."""
+    lo, hi = 0, len(text)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if estimate_tokens(text[:mid]) <= tokens:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+class Shortened(msgspec.Struct):
+    """What `shorten_tool_outputs` did: outputs cut, their cap in estimated tokens, characters
+    removed."""
+
+    n_cut: int = 0
+    cap_tokens: int = 0
+    chars_removed: int = 0
+
+
+def shorten_tool_outputs(
+    messages: list[ChatMessage], reduce_by: int
+) -> tuple[list[ChatMessage], Shortened]:
+    """Copies of `messages` in which the longest tool outputs are cut to one common cap (in
+    estimated tokens), the highest cap that removes at least `reduce_by` estimated tokens (cap
+    0 when even that is not enough). Each cut output keeps its head and says how much was cut."""
+    sizes = {i: estimate_tokens(m.content or "") for i, m in enumerate(messages)
+             if m.role == "tool"}
+    if reduce_by <= 0 or not sizes:
+        return list(messages), Shortened()
+
+    def removed(cap: int) -> int:
+        return sum(max(0, t - cap) for t in sizes.values())
+
+    lo, hi = 0, max(sizes.values())  # largest cap with removed(cap) >= reduce_by
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if removed(mid) >= reduce_by:
+            lo = mid
+        else:
+            hi = mid - 1
+    out = list(messages)
+    info = Shortened(cap_tokens=lo)
+    for i, t in sizes.items():
+        if t <= lo:
+            continue
+        text = messages[i].content or ""
+        keep = _prefix_within(text, lo)
+        cut = len(text) - keep
+        out[i] = msgspec.structs.replace(
+            messages[i], content=f"{text[:keep]}\n...[{cut} characters cut to fit the judge's "
+                                 "context]")
+        info.n_cut += 1
+        info.chars_removed += cut
+    return out, info
+
+
+def fit_to_context(
+    render: Callable[[list[ChatMessage]], str],
+    turns: list[ChatMessage],
+    context_tokens: int,
+    max_tokens: int,
+) -> tuple[str, str]:
+    """`render(turns)`, with the longest tool outputs shortened when the prompt's estimated
+    tokens plus `max_tokens` (the answer) would exceed `context_tokens` (0 = no guard).
+    Returns (prompt, note); the note says what was cut and is "" when nothing was."""
+    prompt = render(turns)
+    if context_tokens <= 0:
+        return prompt, ""
+    budget = context_tokens - max_tokens
+    full = est = estimate_tokens(prompt)
+    if full <= budget:
+        return prompt, ""
+    reduce_by = full - budget
+    info = Shortened()
+    for _ in range(4):  # the estimate of the cut markers is not exact: tighten and re-render
+        cut_turns, info = shorten_tool_outputs(turns, reduce_by)
+        prompt = render(cut_turns)
+        est = estimate_tokens(prompt)
+        if est <= budget or info.cap_tokens == 0:
+            break
+        reduce_by += est - budget
+    note = (f"context guard: prompt ~{full} estimated tokens > budget {budget} (context_tokens "
+            f"{context_tokens} - max_tokens {max_tokens}); {info.n_cut} tool outputs cut to "
+            f"<= {info.cap_tokens} estimated tokens each ({info.chars_removed} characters "
+            f"removed), now ~{est}")
+    if est > budget:
+        note += "; still over budget"
+    return prompt, note

@@ -5,6 +5,11 @@ The rubric judge rates a single-turn or multi-turn trajectory on the subset's di
 (mean - 1) / 4. The meta-judge audits that evaluation and answers s in 1..5; its Judgement's
 `score` is the calibration factor s / 5. Tool penalty and calibration are combined in
 `evaluator.scoring`, from the stored judgements and the episode's tool-call counts.
+
+As in the reference, a dimension the judge did not rate on the scale is left out of
+`scores` (and named under `UNRATED_NOTE` in `reasoning`); a judgement needs at least one
+rating. When the context guard shortened tool outputs the judgement says so under
+`CONTEXT_GUARD_NOTE` in `reasoning`. Keys of `reasoning` starting with "_" are such notes.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from importlib import resources
 from string import Template
 from typing import Any
 
+from backends.types import ChatMessage
 from bench_data.types import Task
 from evaluator.records import EpisodeRecord, Judgement
 
@@ -25,6 +31,7 @@ from .settings import JudgeSettings
 from .transcript import (
     conversation_turns,
     first_user_text,
+    fit_to_context,
     render_conversation,
     render_tools,
     trajectory_hash,
@@ -32,7 +39,9 @@ from .transcript import (
 
 RUBRIC_KIND = "travel_rubric"
 META_KIND = "meta"
-RUBRIC_PROMPT_VERSION = "travel-rubric-v1"
+# v2: the output example has placeholders instead of rating every dimension "Good". Scoring
+# still reads judgements of earlier versions when no current one exists (evaluator.scoring).
+RUBRIC_PROMPT_VERSION = "travel-rubric-v2"
 META_PROMPT_VERSION = "travel-meta-v1"
 
 SINGLE_TURN_DIMENSIONS = ["reasoning_planning", "summarization_extraction", "presentation"]
@@ -42,6 +51,8 @@ DIMENSIONS: dict[str, list[str]] = {
     "multi_turn": MULTI_TURN_DIMENSIONS,
 }
 RATING_NAMES = {i + 1: label for i, label in enumerate(RATING_LABELS)}
+UNRATED_NOTE = "_unrated"
+CONTEXT_GUARD_NOTE = "_context_guard"
 
 
 @cache
@@ -111,27 +122,44 @@ def build_rubric_prompt(
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
 ) -> str:
+    return rubric_prompt(record, task, settings, tools)[0]
+
+
+def rubric_prompt(
+    record: EpisodeRecord,
+    task: Task | None,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+) -> tuple[str, str]:
+    """(prompt, context-guard note or "")."""
     dims = dimensions_for(record.subset)
     defs = dimension_definitions()
     query, context = _query_and_context(record, task)
+    # placeholders, not ratings: an example that rates anything would anchor the judge
     example = json.dumps(
-        {d: {"reasoning": "...", "rating": "Good"} for d in dims}, ensure_ascii=False
+        {d: {"reasoning": f"<your reasoning on {d}>",
+             "rating": "<" + " | ".join(RATING_LABELS) + ">"} for d in dims},
+        ensure_ascii=False,
     )
     note = ""
     if "user_interaction" in dims:
         note = (", and whether follow-up questions were necessary, few, not replaceable by a "
                 "tool call and on the user's intent")
-    return Template(prompt_text("travel_rubric.txt")).safe_substitute(
-        dimensions="\n\n".join(f"### {d}\n{defs[d]}" for d in dims),
-        context=context,
-        query=query,
-        tools=render_tools(tools),
-        conversation=render_conversation(
-            conversation_turns(record), settings.max_transcript_chars
-        ),
-        interaction_note=note,
-        example=example,
-    )
+    template = Template(prompt_text("travel_rubric.txt"))
+
+    def render(turns: list[ChatMessage]) -> str:
+        return template.safe_substitute(
+            dimensions="\n\n".join(f"### {d}\n{defs[d]}" for d in dims),
+            context=context,
+            query=query,
+            tools=render_tools(tools),
+            conversation=render_conversation(turns, settings.max_transcript_chars),
+            interaction_note=note,
+            example=example,
+        )
+
+    return fit_to_context(render, conversation_turns(record), settings.context_tokens,
+                          settings.sampling.max_tokens or 0)
 
 
 def build_meta_prompt(
@@ -141,21 +169,41 @@ def build_meta_prompt(
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
 ) -> str:
+    return meta_prompt(record, task, rubric, settings, tools)[0]
+
+
+def meta_prompt(
+    record: EpisodeRecord,
+    task: Task | None,
+    rubric: Judgement,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+) -> tuple[str, str]:
+    """(prompt, context-guard note or ""). Dimensions the rubric judge did not rate are shown
+    as N/A, as in the reference."""
     query, context = _query_and_context(record, task)
+    dims = DIMENSIONS.get(record.subset) or list(rubric.scores)
     ratings = "\n".join(
-        f"- {d}: {RATING_NAMES.get(int(v), v)}" for d, v in rubric.scores.items()
+        f"- {d}: {RATING_NAMES.get(int(rubric.scores[d]), rubric.scores[d])}"
+        if d in rubric.scores else f"- {d}: N/A (not rated)" for d in dims
     )
-    reasoning = "\n".join(f"- {d}: {r}" for d, r in rubric.reasoning.items()) or "(none)"
-    return Template(prompt_text("travel_meta.txt")).safe_substitute(
-        context=context,
-        query=query,
-        tools=render_tools(tools),
-        conversation=render_conversation(
-            conversation_turns(record), settings.max_transcript_chars
-        ),
-        ratings=ratings,
-        reasoning=reasoning,
-    )
+    reasoning = "\n".join(
+        f"- {d}: {r}" for d, r in rubric.reasoning.items() if not d.startswith("_")
+    ) or "(none)"
+    template = Template(prompt_text("travel_meta.txt"))
+
+    def render(turns: list[ChatMessage]) -> str:
+        return template.safe_substitute(
+            context=context,
+            query=query,
+            tools=render_tools(tools),
+            conversation=render_conversation(turns, settings.max_transcript_chars),
+            ratings=ratings,
+            reasoning=reasoning,
+        )
+
+    return fit_to_context(render, conversation_turns(record), settings.context_tokens,
+                          settings.sampling.max_tokens or 0)
 
 
 def normalised_rubric_score(ratings: dict[str, float]) -> float:
@@ -184,7 +232,8 @@ async def judge_rubric(
         "prompt_version": RUBRIC_PROMPT_VERSION,
         "kind": RUBRIC_KIND,
     }
-    prompt = build_rubric_prompt(record, task, settings, tools)
+    prompt, guard = rubric_prompt(record, task, settings, tools)
+    notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt,
@@ -192,11 +241,13 @@ async def judge_rubric(
             parse=lambda text: parse_rubric(text, dims), settings=settings,
         )
     except JudgeFailed as exc:
-        return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
-                         raw=exc.raw, created_at=time.time())
+        return Judgement(**base, score=None, reasoning=notes, error=exc.detail,
+                         attempts=exc.attempts, raw=exc.raw, created_at=time.time())
     scores = {d: float(v) for d, v in verdict.ratings.items()}
+    if verdict.unrated:
+        notes[UNRATED_NOTE] = "; ".join(f"{d}: {why}" for d, why in verdict.unrated.items())
     return Judgement(**base, score=normalised_rubric_score(scores), scores=scores,
-                     reasoning=verdict.reasoning, attempts=attempts, raw=raw,
+                     reasoning={**verdict.reasoning, **notes}, attempts=attempts, raw=raw,
                      created_at=time.time())
 
 
@@ -209,7 +260,8 @@ async def judge_meta(
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
 ) -> Judgement:
-    """Audit a successful rubric judgement; `score` = s / 5."""
+    """Audit a successful rubric judgement; `score` = s / 5. A failed audit is recorded as a
+    judge error, which scoring reads as s = 5 (weight 1), as the reference does."""
     if rubric.score is None:
         raise ValueError("the meta-judge needs a successful rubric judgement")
     base = {
@@ -219,15 +271,17 @@ async def judge_meta(
         "prompt_version": META_PROMPT_VERSION,
         "kind": META_KIND,
     }
-    prompt = build_meta_prompt(record, task, rubric, settings, tools)
+    prompt, guard = meta_prompt(record, task, rubric, settings, tools)
+    notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt, schema_name="travel_meta", schema=META_SCHEMA,
             parse=parse_meta, settings=settings,
+            retry_temperature=settings.meta_retry_temperature,
         )
     except JudgeFailed as exc:
-        return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
-                         raw=exc.raw, created_at=time.time())
+        return Judgement(**base, score=None, reasoning=notes, error=exc.detail,
+                         attempts=exc.attempts, raw=exc.raw, created_at=time.time())
     return Judgement(**base, score=verdict.rating / 5.0, scores={"meta": float(verdict.rating)},
-                     reasoning={"meta": verdict.reasoning}, attempts=attempts, raw=raw,
+                     reasoning={"meta": verdict.reasoning, **notes}, attempts=attempts, raw=raw,
                      created_at=time.time())

@@ -56,14 +56,30 @@ def test_xml_fallback_with_sloppy_tags():
     assert v.reasoning["summarization_extraction"] == "made up a flight number"
 
 
-def test_incomplete_or_off_scale_is_an_error():
-    with pytest.raises(JudgeParseError):
-        parse_rubric('{"reasoning_planning": {"rating": "Good"}}', DIMS)
-    with pytest.raises(JudgeParseError):
-        parse_rubric('{"reasoning_planning": "Good", "summarization_extraction": "Good", '
+def test_unrated_dimensions_are_left_out():
+    # as in the reference: a dimension without a rating on the scale is left out of the verdict
+    v = parse_rubric('{"reasoning_planning": {"rating": "Good"}}', DIMS)
+    assert v.ratings == {"reasoning_planning": 4}
+    assert v.unrated == {"summarization_extraction": "not rated", "presentation": "not rated"}
+    v = parse_rubric('{"reasoning_planning": "Good", "summarization_extraction": "Good", '
                      '"presentation": "Superb"}', DIMS)
+    assert v.ratings == {"reasoning_planning": 4, "summarization_extraction": 4}
+    assert "Superb" in v.unrated["presentation"]
+    xml = ("<response><reasoning_planning><reasoning>a</reasoning><rating>较好</rating>"
+           "</reasoning_planning><presentation><reasoning>b</reasoning><rating>great</rating>"
+           "</presentation></response>")
+    v = parse_rubric(xml, DIMS)
+    assert v.ratings == {"reasoning_planning": 4} and set(v.unrated) == set(DIMS[1:])
+
+
+def test_no_rated_dimension_is_an_error():
+    with pytest.raises(JudgeParseError, match="Superb"):
+        parse_rubric('{"reasoning_planning": "Superb", "summarization_extraction": "?", '
+                     '"presentation": "n/a"}', DIMS)
     with pytest.raises(JudgeParseError):
         parse_rubric("I think it was good overall.", DIMS)
+    with pytest.raises(JudgeParseError):
+        parse_rubric('{"overall": "Good"}', DIMS)
 
 
 def test_meta_json_and_xml():
