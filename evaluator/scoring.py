@@ -1,18 +1,22 @@
 """Scores from episodes + judgements: TravelBench instance and subset scores, rubric tasks.
 
-TravelBench (paper section 4): instance score
-    S = ((mean rating - 1) / 4) * (s_meta / 5, or 1 without meta) * (1 - errors / calls, or 1
-    without calls),
-unsolvable y = 1 when the first response carries the refusal tag. A subset's score in one
-trial is the mean over its scored instances; the reported subset score is the mean over
-trials with the (population) standard deviation across trials; the overall score is the mean
-of the three subset scores, per trial and then over trials. Scores are in [0, 1]; reports
-multiply by 100.
+TravelBench, as the reference implementation (`travelbench/evaluation/evaluate.py` and
+`utils/eval_util.py`, commit 445a29d) computes it:
 
-Deliberate difference from the reference implementation: its overall average is the mean of
-the per-dimension final means, which differs from the per-instance formula when a dimension is
-missing for some trajectory. Here a judgement must rate every dimension (else it is a judge
-error), and we follow the paper's per-instance formula (eq. 3-6).
+- instance: S = ((mean of the rated dimensions - 1) / 4) x w_meta x w_tool, with
+  w_meta = s / 5 (1 when the meta-judge is off or failed) and w_tool = 1 - errors / calls
+  (1 without calls). A dimension the judge did not rate is left out of the mean;
+- subset score (the headline): over ALL scored trajectories of all trials pooled, as the
+  reference evaluates one file of every trial's trajectories: per dimension, the mean final
+  score (r - 1) / 4 x w_meta x w_tool over the trajectories that rated it (0 when none did),
+  then the mean over the subset's dimensions. When every trajectory rated every dimension this
+  is the mean of the instance scores (paper eq. 3-6). Unsolvable: the pooled mean of y;
+- beside it, per trial the same number over that trial's trajectories, their mean and sample
+  standard deviation (ddof=1, as the paper's Table 5);
+- overall = mean of the three subset scores (and per trial, the mean of that trial's).
+
+Trajectories whose rubric judgement failed are dropped, as the reference drops them. Scores are
+in [0, 1]; reports multiply by 100.
 """
 
 from __future__ import annotations
@@ -75,13 +79,20 @@ class _Index:
 
     def __init__(self, judgements: list[Judgement], model: str) -> None:
         self._by: dict[tuple[str, str, str], Judgement] = {}
+        self._any: dict[tuple[str, str], Judgement] = {}
         for j in judgements:  # file order: later wins
             if model and j.judge_model not in (model, "rule"):
                 continue
             self._by[(j.trajectory_hash, j.kind, j.prompt_version)] = j
+            self._any[(j.trajectory_hash, j.kind)] = j
 
     def get(self, thash: str, kind: str, version: str) -> Judgement | None:
         return self._by.get((thash, kind, version))
+
+    def current_or_latest(self, thash: str, kind: str, version: str) -> Judgement | None:
+        """The judgement of the current prompt version, else the last one written with any
+        version (runs judged before a prompt version bump still score)."""
+        return self._by.get((thash, kind, version)) or self._any.get((thash, kind))
 
 
 def score_record(record: EpisodeRecord, index: _Index, settings: JudgeSettings) -> UnitScore | None:
@@ -100,22 +111,27 @@ def score_record(record: EpisodeRecord, index: _Index, settings: JudgeSettings) 
         base.success = bool(j.score)
         return base
     if record.benchmark == "travelbench" and record.subset in DIMENSIONS:
-        rubric = index.get(thash, RUBRIC_KIND, RUBRIC_PROMPT_VERSION)
-        if rubric is None or rubric.score is None:
-            base.judge_error = "not judged" if rubric is None else f"rubric: {rubric.error}"
+        rubric = index.current_or_latest(thash, RUBRIC_KIND, RUBRIC_PROMPT_VERSION)
+        if rubric is None:
+            base.judge_error = "not judged"
+            return base
+        ratings = {d: v for d, v in rubric.scores.items() if d in DIMENSIONS[record.subset]}
+        if rubric.score is None or not ratings:
+            base.judge_error = f"rubric: {rubric.error or 'no dimension rated'}"
             return base
         meta: float | None = None
         if settings.meta_judge:
-            mj = index.get(thash, META_KIND, META_PROMPT_VERSION)
-            if mj is None or mj.score is None:
-                base.judge_error = ("meta: not judged" if mj is None else f"meta: {mj.error}")
-                base.dims = dict(rubric.scores)
+            mj = index.current_or_latest(thash, META_KIND, META_PROMPT_VERSION)
+            if mj is None:  # not judged yet (judging incomplete): not scored
+                base.judge_error = "meta: not judged"
+                base.dims = dict(ratings)
                 return base
-            meta = mj.scores.get("meta", mj.score * 5.0)
-        base.score = travel_instance_score(rubric.scores, meta, record.n_tool_calls,
+            if mj.score is not None:  # a failed meta-judge: weight 1, as the reference
+                meta = mj.scores.get("meta", mj.score * 5.0)
+        base.score = travel_instance_score(ratings, meta, record.n_tool_calls,
                                            record.n_tool_errors)
         base.success = base.score >= settings.success_threshold
-        base.dims = dict(rubric.scores)
+        base.dims = dict(ratings)
         if meta is not None:
             base.dims["meta"] = meta
         return base
@@ -152,58 +168,120 @@ def score_run(run_dir: str | Path, settings: JudgeSettings) -> list[UnitScore]:
 
 # ---------------------------------------------------------------- aggregation
 
+def travel_dimensions(benchmark: str, subset: str) -> list[str] | None:
+    """The rubric dimensions of a TravelBench rubric subset; None for any other subset."""
+    return DIMENSIONS.get(subset) if benchmark == "travelbench" else None
+
+
+def final_dimension_scores(unit: UnitScore, dimensions: list[str]) -> dict[str, float]:
+    """Per rated dimension of a scored rubric unit: (r - 1) / 4 x w_meta x w_tool, in [0, 1].
+    The weights are the unit's own: its score over its unweighted (mean - 1) / 4."""
+    ratings = {d: unit.dims[d] for d in dimensions if d in unit.dims}
+    if unit.score is None or not ratings:
+        return {}
+    raw = (sum(ratings.values()) / len(ratings) - 1.0) / 4.0
+    weight = unit.score / raw if raw > 0 else 0.0  # raw 0: every rating is 1, every term 0
+    return {d: (r - 1.0) / 4.0 * weight for d, r in ratings.items()}
+
+
+def dimension_means(units: list[UnitScore], dimensions: list[str]) -> dict[str, float]:
+    """Per dimension, the mean final score over the scored units that rated it; 0 for a
+    dimension no unit rated (the reference's rule)."""
+    values: dict[str, list[float]] = {d: [] for d in dimensions}
+    for u in units:
+        for d, v in final_dimension_scores(u, dimensions).items():
+            values[d].append(v)
+    return {d: sum(v) / len(v) if v else 0.0 for d, v in values.items()}
+
+
+def subset_score(units: list[UnitScore], dimensions: list[str] | None = None) -> float | None:
+    """The score of a set of units pooled: with `dimensions` (a TravelBench rubric subset) the
+    mean over dimensions of `dimension_means`, else the mean unit score. None when no unit is
+    scored. Units that carry none of the dimensions' ratings (not scored from a rubric
+    judgement) cannot be split by dimension: if there is any, the mean unit score is used."""
+    scored = [u for u in units if u.score is not None]
+    if not scored:
+        return None
+    if dimensions and all(any(d in u.dims for d in dimensions) for u in scored):
+        means = dimension_means(scored, dimensions)
+        return sum(means.values()) / len(means)
+    return sum(u.score for u in scored) / len(scored)  # type: ignore[misc]
+
+
+def per_trial_scores(
+    units: list[UnitScore], dimensions: list[str] | None = None
+) -> dict[int, float]:
+    """`subset_score` of each trial index's units (trials without a scored unit left out)."""
+    by_trial: dict[int, list[UnitScore]] = defaultdict(list)
+    for u in units:
+        if u.score is not None:
+            by_trial[u.unit.trial].append(u)
+    return {t: subset_score(v, dimensions) for t, v in sorted(by_trial.items())}  # type: ignore[misc]
+
+
+def mean_std(values: list[float]) -> tuple[float | None, float | None]:
+    """Mean and sample standard deviation (ddof=1; None with fewer than two values)."""
+    if not values:
+        return None, None
+    m = sum(values) / len(values)
+    if len(values) < 2:
+        return m, None
+    return m, math.sqrt(sum((v - m) ** 2 for v in values) / (len(values) - 1))
+
+
 class SubsetSummary(msgspec.Struct):
-    """One subset: per-trial mean instance score, their mean and std across trials.
+    """One subset. `mean` is the headline: all trials' trajectories pooled (see the module
+    docstring); `per_trial` the same number per trial index, `trial_mean` and `std` their mean
+    and sample std (std None with one trial).
 
     n_units counts units seen, n_scored those with a score, n_errors those without one
-    (judge errors or not yet judged; they are left out of the means and reported).
-    dims: mean per dimension over scored units (ratings 1..5, `meta`, or rubric accuracy).
+    (judge errors or not yet judged; they are left out, and reported).
+    dims: mean per dimension over the scored units that have it (ratings 1..5, `meta`).
+    dim_scores: rubric subsets: per dimension the mean final score, the terms of `mean`.
     """
 
     subset: str
-    per_trial: dict[int, float]
     mean: float | None
+    per_trial: dict[int, float]
+    trial_mean: float | None
     std: float | None
     n_units: int
     n_scored: int
     n_errors: int
     dims: dict[str, float] = msgspec.field(default_factory=dict)
+    dim_scores: dict[str, float] = msgspec.field(default_factory=dict)
 
 
 class TravelSummary(msgspec.Struct):
-    """Subsets plus the overall score = mean of the subset scores (per trial, then over
-    trials). `complete` is true when all three TravelBench subsets were scored."""
+    """Subsets plus the overall score = mean of the subsets' pooled scores; per trial the mean
+    of that trial's subset scores, with their mean and sample std. `complete` is true when all
+    three TravelBench subsets were scored."""
 
     subsets: dict[str, SubsetSummary]
-    overall_per_trial: dict[int, float]
     overall: float | None
+    overall_per_trial: dict[int, float]
+    overall_trial_mean: float | None
     overall_std: float | None
     complete: bool
 
 
-def _mean_std(values: list[float]) -> tuple[float | None, float | None]:
-    if not values:
-        return None, None
-    m = sum(values) / len(values)
-    return m, math.sqrt(sum((v - m) ** 2 for v in values) / len(values))
-
-
 def summarize_subset(subset: str, scores: list[UnitScore]) -> SubsetSummary:
-    by_trial: dict[int, list[float]] = defaultdict(list)
+    dimensions = DIMENSIONS.get(subset)
+    scored = [u for u in scores if u.score is not None]
     dims: dict[str, list[float]] = defaultdict(list)
-    for u in scores:
-        if u.score is None:
-            continue
-        by_trial[u.unit.trial].append(u.score)
+    for u in scored:
         for d, v in u.dims.items():
             dims[d].append(v)
-    per_trial = {t: sum(v) / len(v) for t, v in sorted(by_trial.items())}
-    mean, std = _mean_std(list(per_trial.values()))
-    n_scored = sum(1 for u in scores if u.score is not None)
-    return SubsetSummary(subset=subset, per_trial=per_trial, mean=mean, std=std,
-                         n_units=len(scores), n_scored=n_scored,
-                         n_errors=len(scores) - n_scored,
-                         dims={d: sum(v) / len(v) for d, v in sorted(dims.items())})
+    per_trial = per_trial_scores(scored, dimensions)
+    trial_mean, std = mean_std(list(per_trial.values()))
+    return SubsetSummary(
+        subset=subset, mean=subset_score(scored, dimensions), per_trial=per_trial,
+        trial_mean=trial_mean, std=std, n_units=len(scores), n_scored=len(scored),
+        n_errors=len(scores) - len(scored),
+        dims={d: sum(v) / len(v) for d, v in sorted(dims.items())},
+        dim_scores=dimension_means(scored, dimensions) if dimensions and any(
+            d in u.dims for u in scored for d in dimensions) else {},
+    )
 
 
 def travel_summary(unit_scores: list[UnitScore]) -> TravelSummary:
@@ -213,12 +291,16 @@ def travel_summary(unit_scores: list[UnitScore]) -> TravelSummary:
         if u.benchmark == "travelbench" and u.subset in TRAVEL_SUBSETS:
             groups[u.subset].append(u)
     subsets = {s: summarize_subset(s, groups[s]) for s in TRAVEL_SUBSETS if s in groups}
+    headline = [s.mean for s in subsets.values() if s.mean is not None]
     trials = sorted({t for s in subsets.values() for t in s.per_trial})
     overall_per_trial: dict[int, float] = {}
     for t in trials:
         vals = [s.per_trial[t] for s in subsets.values() if t in s.per_trial]
         overall_per_trial[t] = sum(vals) / len(vals)
-    overall, overall_std = _mean_std(list(overall_per_trial.values()))
+    trial_mean, std = mean_std(list(overall_per_trial.values()))
     complete = all(s in subsets and subsets[s].n_scored for s in TRAVEL_SUBSETS)
-    return TravelSummary(subsets=subsets, overall_per_trial=overall_per_trial, overall=overall,
-                         overall_std=overall_std, complete=complete)
+    return TravelSummary(
+        subsets=subsets, overall=sum(headline) / len(headline) if headline else None,
+        overall_per_trial=overall_per_trial, overall_trial_mean=trial_mean, overall_std=std,
+        complete=complete,
+    )

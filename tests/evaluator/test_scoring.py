@@ -46,6 +46,7 @@ def _us(subset, trial, score, task="t"):
 
 
 def test_summary_subsets_trials_std_overall():
+    # units without rubric ratings in `dims`: subset scores are plain means of unit scores
     scores = [
         _us("single_turn", 0, 0.5, "a"), _us("single_turn", 0, 1.0, "b"),
         _us("single_turn", 1, 0.25, "a"), _us("single_turn", 1, 0.25, "b"),
@@ -57,20 +58,25 @@ def test_summary_subsets_trials_std_overall():
     s = travel_summary(scores)
     single = s.subsets["single_turn"]
     assert single.per_trial == {0: 0.75, 1: 0.25}
-    assert single.mean == pytest.approx(0.5)
-    assert single.std == pytest.approx(0.25)  # population std across trials
+    assert single.mean == pytest.approx(2.0 / 4)  # pooled over both trials' four units
+    assert single.trial_mean == pytest.approx(0.5)
+    assert single.std == pytest.approx(0.5 / math.sqrt(2))  # sample std (ddof=1) across trials
     assert s.subsets["multi_turn"].mean == pytest.approx(0.5)
-    assert s.subsets["multi_turn"].std == pytest.approx(0.1)
+    assert s.subsets["multi_turn"].std == pytest.approx(0.2 / math.sqrt(2))
     uns = s.subsets["unsolvable"]
     assert uns.per_trial == {0: 0.5, 1: 1.0}
+    assert uns.mean == pytest.approx(3 / 4)
     assert (uns.n_units, uns.n_scored, uns.n_errors) == (5, 4, 1)
-    # overall per trial = mean of the three subset scores
+    # overall = mean of the three pooled subset scores; per trial = mean of that trial's
+    assert s.overall == pytest.approx((0.5 + 0.5 + 0.75) / 3)
     t0 = (0.75 + 0.4 + 0.5) / 3
     t1 = (0.25 + 0.6 + 1.0) / 3
     assert s.overall_per_trial == pytest.approx({0: t0, 1: t1})
-    assert s.overall == pytest.approx((t0 + t1) / 2)
-    assert s.overall_std == pytest.approx(abs(t0 - t1) / 2)
+    assert s.overall_trial_mean == pytest.approx((t0 + t1) / 2)
+    assert s.overall_std == pytest.approx(abs(t0 - t1) / math.sqrt(2))
     assert s.complete
+    one = travel_summary([_us("unsolvable", 0, 1.0)])
+    assert one.subsets["unsolvable"].std is None and one.overall_std is None  # one trial
 
 
 def _write_judgements(run_dir: Path, judgements: list[Judgement]) -> None:
@@ -136,7 +142,7 @@ def test_score_run_from_fixed_judge_outputs(tmp_path):
     assert summary.overall == pytest.approx((0.45 + 0.75 + 0.5) / 3)
 
 
-def test_missing_meta_is_not_scored_without_it(tmp_path):
+def test_meta_not_judged_yet_is_not_scored(tmp_path):
     rec = make_record("single_turn", "s1")
     _write_episodes(tmp_path, [rec])
     _write_judgements(tmp_path, [_rubric(rec, {"reasoning_planning": 5,
@@ -146,3 +152,33 @@ def test_missing_meta_is_not_scored_without_it(tmp_path):
     assert us.score is None and us.judge_error == "meta: not judged"
     [us] = score_run(tmp_path, JudgeSettings(model="judge-m", meta_judge=False))
     assert us.score == 1.0 and not math.isnan(us.score)
+
+
+def test_failed_meta_counts_as_weight_one(tmp_path):
+    """The reference keeps a trajectory whose meta-judge failed, with final = penalized."""
+    rec = make_record("single_turn", "s1", calls=4, errors=1)
+    _write_episodes(tmp_path, [rec])
+    failed = Judgement(unit=rec.unit, trajectory_hash=trajectory_hash(rec), judge_model="judge-m",
+                       prompt_version=META_PROMPT_VERSION, kind=META_KIND, score=None,
+                       error="unparseable judge output: no meta rating (after 10 attempts)")
+    _write_judgements(tmp_path, [_rubric(rec, {"reasoning_planning": 4,
+                                               "summarization_extraction": 3,
+                                               "presentation": 5}), failed])
+    [us] = score_run(tmp_path, JudgeSettings(model="judge-m"))
+    assert us.score == pytest.approx(0.75 * 0.75) and us.judge_error is None
+    assert "meta" not in us.dims
+
+
+def test_judgements_of_older_prompt_versions_still_score(tmp_path):
+    rec = make_record("single_turn", "s1")
+    _write_episodes(tmp_path, [rec])
+    three = {"reasoning_planning": 4, "summarization_extraction": 4, "presentation": 4}
+    old = msgspec.structs.replace(_rubric(rec, three), prompt_version="travel-rubric-v1")
+    _write_judgements(tmp_path, [old, _meta(rec, 5)])
+    [us] = score_run(tmp_path, JudgeSettings(model="judge-m"))
+    assert us.score == pytest.approx(0.75)
+    # a judgement of the current version wins over an older one, wherever it is in the file
+    five = {d: 5 for d in three}
+    _write_judgements(tmp_path, [_rubric(rec, five), old])
+    [us] = score_run(tmp_path, JudgeSettings(model="judge-m"))
+    assert us.score == pytest.approx(1.0)
