@@ -5,7 +5,13 @@ from __future__ import annotations
 import html
 
 from evaluator.report.summary import RunSummary
-from evaluator.report.tables import Table, detail_tables, run_table, summary_table
+from evaluator.report.tables import (
+    Table,
+    detail_tables,
+    run_table,
+    summary_table,
+    travel_table,
+)
 
 
 def _clip(text: str, width: int) -> str:
@@ -44,7 +50,9 @@ def markdown_table(table: Table) -> str:
 
 
 def render_terminal(runs: list[RunSummary]) -> str:
-    return terminal_table(summary_table(runs))
+    out = terminal_table(summary_table(runs))
+    travel = travel_table(runs)
+    return out + "\n\n" + terminal_table(travel) if travel.rows else out
 
 
 def render_markdown(runs: list[RunSummary], created: str) -> str:

@@ -3,8 +3,12 @@
 Per run, one `SubsetSummary` for all units ("all") and one per "benchmark/subset". Conventions:
 - a trial is a scored unit (score not None); judge errors are counted, not treated as failures;
 - success = `UnitScore.success` (set by the explicit threshold), or score >= threshold if unset;
-- mean ± std: the mean score over tasks per trial index, then the mean and the sample std
-  (ddof=1) of those per-trial means (std is None with a single trial index);
+- the subset score (`mean_score`, the headline) pools every scored unit of every trial, as the
+  TravelBench reference does; for TravelBench single/multi-turn it is the reference's
+  aggregate (`evaluator.scoring.subset_score`: per-dimension means, then their mean), else the
+  mean unit score. Beside it the same number per trial index (`per_trial`), their mean
+  (`trial_mean`) and sample std (ddof=1; None with a single trial index);
+- `travel`: the TravelBench subsets and overall score (`evaluator.scoring.travel_summary`);
 - pass@k, pass^k, avg@k for k = 1..max trials per task; at each k the mean over tasks with
   n >= k, and how many tasks contributed (`n_tasks`); 95% percentile bootstrap over tasks;
 - NaN is written as null (None).
@@ -21,6 +25,14 @@ import numpy as np
 from backends.types import Usage
 from evaluator.records import UnitScore
 from evaluator.report.load import EpisodeStat, RunInput
+from evaluator.scoring import (
+    TravelSummary,
+    mean_std,
+    per_trial_scores,
+    subset_score,
+    travel_dimensions,
+    travel_summary,
+)
 from kernels.bootstrap import bootstrap_ci
 from kernels.passk import task_counts
 from kernels.registry import compute_curve
@@ -65,8 +77,10 @@ class SubsetSummary(msgspec.Struct):
     n_tasks: int
     max_trials: int
     min_trials: int
-    mean_score: float | None
-    std_across_trials: float | None
+    mean_score: float | None          # the headline: all trials pooled
+    trial_mean: float | None          # mean of the per-trial scores
+    std_across_trials: float | None   # their sample std
+    per_trial: dict[int, float]
     mean_score_low: float | None
     mean_score_high: float | None
     success_rate: float | None
@@ -94,6 +108,7 @@ class RunSummary(msgspec.Struct):
     seed: int
     info: dict[str, str]
     subsets: list[SubsetSummary]
+    travel: TravelSummary | None = None
 
     def subset(self, name: str) -> SubsetSummary | None:
         return next((s for s in self.subsets if s.name == name), None)
@@ -137,17 +152,6 @@ def _tokens(episodes: list[EpisodeStat]) -> list[TokenSummary]:
     return out
 
 
-def _mean_std_across_trials(scored: list[UnitScore]) -> tuple[float | None, float | None]:
-    by_trial: dict[int, list[float]] = defaultdict(list)
-    for s in scored:
-        by_trial[s.unit.trial].append(float(s.score))  # type: ignore[arg-type]
-    if not by_trial:
-        return None, None
-    means = np.array([np.mean(v) for _, v in sorted(by_trial.items())])
-    std = float(np.std(means, ddof=1)) if means.size > 1 else None
-    return float(np.mean(means)), std
-
-
 def summarize_subset(
     name: str,
     scores: list[UnitScore],
@@ -157,7 +161,9 @@ def summarize_subset(
     n_boot: int,
     seed: int,
     backend: str = "auto",
+    dimensions: list[str] | None = None,
 ) -> SubsetSummary:
+    """`dimensions`: the TravelBench rubric dimensions when the units are one such subset."""
     scored = [s for s in scores if s.score is not None]
     errors = [s for s in scores if s.score is None]
     scored_keys = {s.unit.key for s in scores}
@@ -183,7 +189,8 @@ def summarize_subset(
                                          int(curve.n_tasks[i])))
         curves[metric] = points
 
-    mean, std = _mean_std_across_trials(scored)
+    per_trial = per_trial_scores(scored, dimensions)
+    trial_mean, std = mean_std(list(per_trial.values()))
     mean_low = mean_high = None
     if counts.n_tasks:
         per_task_mean = compute_curve("mean", counts, [1]).per_task
@@ -221,8 +228,10 @@ def summarize_subset(
         n_tasks=counts.n_tasks,
         max_trials=kmax,
         min_trials=int(counts.n.min()) if counts.n_tasks else 0,
-        mean_score=mean,
+        mean_score=subset_score(scored, dimensions),
+        trial_mean=trial_mean,
         std_across_trials=std,
+        per_trial=per_trial,
         mean_score_low=mean_low,
         mean_score_high=mean_high,
         success_rate=_f(succ.mean()) if succ.size else None,
@@ -253,11 +262,18 @@ def summarize_run(
     for e in run.episodes:
         ep_groups[f"{e.benchmark}/{e.subset}"].append(e)
     kw = {"threshold": run.success_threshold, "n_boot": n_boot, "seed": seed, "backend": backend}
-    subsets = [summarize_subset("all", run.scores, run.episodes, **kw)]  # type: ignore[arg-type]
     names = sorted(set(groups) | set(ep_groups))
+
+    def dims(name: str) -> list[str] | None:
+        bench, _, sub = name.partition("/")
+        return travel_dimensions(bench, sub)
+
+    only = dims(names[0]) if len(names) == 1 else None  # "all" is that one subset
+    subsets = [summarize_subset("all", run.scores, run.episodes, **kw, dimensions=only)]  # type: ignore[arg-type]
     if len(names) > 1:
         for name in names:
-            subsets.append(summarize_subset(name, groups[name], ep_groups[name], **kw))  # type: ignore[arg-type]
+            subsets.append(summarize_subset(name, groups[name], ep_groups[name], **kw,  # type: ignore[arg-type]
+                                            dimensions=dims(name)))
     return RunSummary(
         label=run.label,
         run_dir=run.run_dir,
@@ -267,4 +283,6 @@ def summarize_run(
         seed=seed,
         info=dict(run.info),
         subsets=subsets,
+        travel=travel_summary(run.scores) if any(
+            s.benchmark == "travelbench" for s in run.scores) else None,
     )

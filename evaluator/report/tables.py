@@ -58,11 +58,14 @@ def _cache_rate(s: SubsetSummary) -> float | None:
 def summary_table(runs: list[RunSummary]) -> Table:
     table = Table(
         "Summary",
-        ["subset", "run", "units", "tasks", "trials", "mean ± std", "success",
-         "pass@1", "pass@n", "pass^n", "tool err", "prompt cached", "judge err"],
-        note="trials = trials per task (min-max); pass@n / pass^n at n = the fewest trials "
-             "any task has, so every task counts; std across trial "
-             "indices; prompt cached = cached / prompt tokens over all roles (vLLM prefix cache).",
+        ["subset", "run", "units", "tasks", "trials", "score", "per trial: mean ± std",
+         "success", "pass@1", "pass@n", "pass^n", "tool err", "prompt cached", "judge err"],
+        note="score = over every scored unit of every trial pooled (TravelBench single/multi-"
+             "turn: the reference's per-dimension aggregate, see docs/metrics.md); per trial = "
+             "the same score per trial index, their mean and sample std; trials = trials per "
+             "task (min-max); pass@n / pass^n at n = the fewest trials any task has, so every "
+             "task counts; prompt cached = cached / prompt tokens over all roles (vLLM prefix "
+             "cache).",
     )
     for name in subset_names(runs):
         for run in runs:
@@ -71,17 +74,52 @@ def summary_table(runs: list[RunSummary]) -> Table:
                 continue
             n = s.max_trials
             trials = str(n) if s.min_trials == n else f"{s.min_trials}-{n}"
-            mean = num(s.mean_score)
-            if s.std_across_trials is not None:
-                mean += f" ± {s.std_across_trials:.3f}"
             table.rows.append([
-                name, run.label, str(s.n_units), str(s.n_tasks), trials, mean,
+                name, run.label, str(s.n_units), str(s.n_tasks), trials, num(s.mean_score),
+                mean_pm(s.trial_mean, s.std_across_trials),
                 pct(s.success_rate),
                 point_text(_at(s.curves["pass@k"], 1), False),
                 point_text(_at(s.curves["pass@k"], s.min_trials), False),
                 point_text(_at(s.curves["pass^k"], s.min_trials), False),
                 pct(s.tool_error_rate), pct(_cache_rate(s)), str(s.judge_errors),
             ])
+    return table
+
+
+def mean_pm(mean: float | None, std: float | None, scale: float = 1.0, digits: int = 3) -> str:
+    """"mean ± std" ("mean" alone without a std, "—" without a mean)."""
+    if mean is None:
+        return "—"
+    text = f"{scale * mean:.{digits}f}"
+    return text if std is None else text + f" ± {scale * std:.{digits}f}"
+
+
+def travel_table(runs: list[RunSummary]) -> Table:
+    """TravelBench as the paper reports it (x100): each subset's score over all trials'
+    trajectories pooled, the overall score = mean of the three, and per trial beside them."""
+    table = Table(
+        "TravelBench (x100)",
+        ["subset", "run", "score", "per trial", "per trial: mean ± std", "scored / units"],
+        note="score = all trials' trajectories pooled, as the reference evaluates them; "
+             "overall = mean of the subset scores (per trial: of that trial's); std = sample "
+             "std across trials; units without a score (judge errors, not judged) are left out.",
+    )
+    for run in runs:
+        t = run.travel
+        if t is None:
+            continue
+        for name, sub in t.subsets.items():
+            table.rows.append([
+                name, run.label, num(None if sub.mean is None else 100 * sub.mean, 2),
+                ", ".join(f"{100 * v:.2f}" for v in sub.per_trial.values()) or "—",
+                mean_pm(sub.trial_mean, sub.std, 100, 2), f"{sub.n_scored} / {sub.n_units}",
+            ])
+        overall = "overall" if t.complete else "overall (not all three subsets)"
+        table.rows.append([
+            overall, run.label, num(None if t.overall is None else 100 * t.overall, 2),
+            ", ".join(f"{100 * v:.2f}" for v in t.overall_per_trial.values()) or "—",
+            mean_pm(t.overall_trial_mean, t.overall_std, 100, 2), "",
+        ])
     return table
 
 
@@ -198,6 +236,9 @@ def run_table(runs: list[RunSummary]) -> Table:
 def detail_tables(runs: list[RunSummary]) -> list[Table]:
     """Everything after the summary, in report order."""
     out: list[Table] = []
+    travel = travel_table(runs)
+    if travel.rows:
+        out.append(travel)
     for subset in subset_names(runs):
         out += curve_tables(runs, subset)
         dims = dims_table(runs, subset)
