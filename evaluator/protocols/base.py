@@ -10,12 +10,15 @@ sampling settings, admission control and the episode's session header.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from backends.types import ChatMessage, ChatResponse
 from bench_data.types import Task
 from cache_store.types import ToolOutcome
 from evaluator.records import UnitId
+
+if TYPE_CHECKING:
+    from evaluator.prompt_sets import PromptSet
 
 
 class RoleClient(Protocol):
@@ -59,6 +62,7 @@ class ProtocolSettings:
     layout: str = "reference"           # one of LAYOUTS
     stop_at_unsolvable_tag: bool = False  # unsolvable: end at the first tagged reply
     retry_empty_replies: bool = False   # retry an empty reply once instead of keeping it
+    prompts: PromptSet | None = None    # the run's prompt set; None = the built-in prompts
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:

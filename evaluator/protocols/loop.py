@@ -35,7 +35,7 @@ from cache_store.types import ToolOutcome
 from evaluator.records import EpisodeRecord, ToolCallRecord
 
 from .base import EpisodeContext, RoleClient
-from .prompting import PROMPT_DIGEST, prompt_version, step_limit_reply, travel_of
+from .prompting import prompt_digest, prompt_version, step_limit_reply, travel_of
 
 _CONTEXT_OVERFLOW = re.compile(
     r"context length|context window|maximum model length|longer than the maximum|"
@@ -104,7 +104,7 @@ class Episode:
         self.step_limited = False  # the last agent turn ended with the step-limit reply
         self.extra: dict[str, Any] = {
             "prompt_version": prompt_version(ctx.settings),
-            "prompt_digest": PROMPT_DIGEST,
+            "prompt_digest": prompt_digest(ctx.settings),
             "layout": ctx.settings.layout,
         }
         self.final_answer = ""
@@ -232,7 +232,7 @@ class Episode:
             if content.strip():
                 self._count("mixed_turns")  # text next to tool calls: never shown to the user
             await self.run_tools(msg.tool_calls)
-        text = step_limit_reply()
+        text = step_limit_reply(self.ctx.settings)
         self.messages.append(ChatMessage(role="assistant", content=text))
         self._count("step_limit_replies")
         self.step_limited = True

@@ -79,11 +79,27 @@ def load_templates(directory: Path = PROMPT_DIR) -> dict[str, Template]:
     return templates
 
 
+def templates_digest(templates: dict[str, Template]) -> str:
+    return hashlib.sha256(
+        b"\0".join(templates[n].template.encode() for n in sorted(templates))
+    ).hexdigest()[:12]
+
+
 TEMPLATES = load_templates()
-PROMPT_DIGEST = hashlib.sha256(
-    b"\0".join(TEMPLATES[n].template.encode() for n in sorted(TEMPLATES))
-).hexdigest()[:12]
+PROMPT_DIGEST = templates_digest(TEMPLATES)
 """Content hash of the prompt files: changes whenever any prompt text changes."""
+
+
+def _templates(settings: ProtocolSettings | None) -> dict[str, Template]:
+    """The prompt set's templates (`settings.prompts`), else the built-in ones."""
+    prompts = settings.prompts if settings is not None else None
+    return TEMPLATES if prompts is None or prompts.builtin else prompts.protocol_templates
+
+
+def prompt_digest(settings: ProtocolSettings) -> str:
+    """What records carry as `extra.prompt_digest`: the content hash of the templates used."""
+    templates = _templates(settings)
+    return PROMPT_DIGEST if templates is TEMPLATES else templates_digest(templates)
 
 
 def _has_cjk(text: str) -> bool:
@@ -111,8 +127,10 @@ def _context(travel: TravelBenchTask) -> str:
 
 
 def prompt_version(settings: ProtocolSettings) -> str:
-    """What records carry as `extra.prompt_version`: the prompt rules' version + the layout."""
-    return f"{PROMPT_VERSION}+{settings.layout}"
+    """What records carry as `extra.prompt_version`: the prompt rules' version + the layout
+    (+ `<name>@<digest>` of a prompt set other than the built-in one)."""
+    base = f"{PROMPT_VERSION}+{settings.layout}"
+    return base if settings.prompts is None else settings.prompts.version(base)
 
 
 def _situation(travel: TravelBenchTask, settings: ProtocolSettings) -> dict[str, str]:
@@ -126,7 +144,7 @@ def agent_system_prompt(kind: str, task: Task, settings: ProtocolSettings) -> st
     Layout "prefix": the same for every task. Layout "reference": with the task's situation,
     in place when the template has `$time`/`$context`, else `agent_background` appended.
     """
-    template = TEMPLATES[f"agent_{kind}"]
+    template = _templates(settings)[f"agent_{kind}"]
     fields = {"tag": settings.unsolvable_tags[0]} if kind == "unsolvable" else {}
     placed = _SITUATION.intersection(template.get_identifiers())
     if settings.layout == "prefix":
@@ -140,7 +158,7 @@ def agent_system_prompt(kind: str, task: Task, settings: ProtocolSettings) -> st
     text = template.substitute(fields, **situation)
     if placed:
         return text
-    return f"{text}\n\n{TEMPLATES['agent_background'].substitute(situation)}"
+    return f"{text}\n\n{_templates(settings)['agent_background'].substitute(situation)}"
 
 
 def agent_first_message(task: Task, settings: ProtocolSettings) -> str:
@@ -149,19 +167,19 @@ def agent_first_message(task: Task, settings: ProtocolSettings) -> str:
     travel = travel_of(task)
     if settings.layout == "reference":
         return travel.query
-    return TEMPLATES["agent_situation"].substitute(query=travel.query,
+    return _templates(settings)["agent_situation"].substitute(query=travel.query,
                                                    **_situation(travel, settings))
 
 
-def step_limit_reply() -> str:
+def step_limit_reply(settings: ProtocolSettings | None = None) -> str:
     """The agent's reply when one user turn used up `max_steps` agent calls."""
-    return TEMPLATES["agent_step_limit"].substitute()
+    return _templates(settings)["agent_step_limit"].substitute()
 
 
 def user_system_prompt(task: Task, settings: ProtocolSettings) -> str:
     """The user simulator's system prompt (hidden intent and profile; never shown to the agent)."""
     travel = travel_of(task)
-    return TEMPLATES["user_simulator"].substitute(
+    return _templates(settings)["user_simulator"].substitute(
         time=travel.time,
         context=_context(travel),
         intent=travel.intent.strip() or travel.query,
