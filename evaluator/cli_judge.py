@@ -181,9 +181,13 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
             await c.close()
 
 
+def _pct(value: float | None) -> str:
+    return "     -" if value is None else f"{100 * value:6.2f}"
+
+
 def summary_text(run_dir: Path, settings: Any) -> str:
-    """A few lines: TravelBench subset/overall scores (x100, mean ± std over trials) and
-    rubric-task success and rubric accuracy."""
+    """A few lines: TravelBench subset/overall scores (x100: the reference's pooled number,
+    then the per-trial mean ± sample std) and rubric-task success and rubric accuracy."""
     from evaluator.scoring import score_run, travel_summary
 
     scores = score_run(run_dir, settings)
@@ -193,12 +197,13 @@ def summary_text(run_dir: Path, settings: Any) -> str:
         if sub.mean is None:
             lines.append(f"  {name:12s}  no scored units ({sub.n_errors} unscored)")
             continue
-        lines.append(f"  {name:12s} {100 * sub.mean:6.2f} ± {100 * (sub.std or 0):5.2f}  "
+        lines.append(f"  {name:12s} {100 * sub.mean:6.2f}  per trial "
+                     f"{_pct(sub.trial_mean)} ± {100 * (sub.std or 0):5.2f}  "
                      f"({sub.n_scored}/{sub.n_units} scored, {len(sub.per_trial)} trials)")
     if ts.overall is not None:
         note = "" if ts.complete else "  (not all three subsets present)"
-        lines.append(f"  {'overall':12s} {100 * ts.overall:6.2f} ± "
-                     f"{100 * (ts.overall_std or 0):5.2f}{note}")
+        lines.append(f"  {'overall':12s} {100 * ts.overall:6.2f}  per trial "
+                     f"{_pct(ts.overall_trial_mean)} ± {100 * (ts.overall_std or 0):5.2f}{note}")
     other = [s for s in scores if s.benchmark != "travelbench"]
     scored = [s for s in other if s.score is not None]
     if other:
