@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -35,9 +36,9 @@ from evaluator.judges.transcript import trajectory_hash
 from evaluator.judges.travel import (
     DIMENSIONS,
     META_KIND,
-    META_PROMPT_VERSION,
     RUBRIC_KIND,
-    RUBRIC_PROMPT_VERSION,
+    meta_version,
+    rubric_version,
 )
 from evaluator.judges.unsolvable import UNSOLVABLE_KIND, rule_version
 from evaluator.records import EpisodeRecord, Judgement, UnitScore
@@ -95,8 +96,10 @@ class _Index:
         return self._by.get((thash, kind, version)) or self._any.get((thash, kind))
 
 
-def score_record(record: EpisodeRecord, index: _Index, settings: JudgeSettings) -> UnitScore | None:
-    """The UnitScore of one episode; None when no judge applies to it."""
+def score_record(record: EpisodeRecord, index: _Index, settings: JudgeSettings,
+                 prompts: Any = None) -> UnitScore | None:
+    """The UnitScore of one episode; None when no judge applies to it. `prompts`: the run's
+    prompt set (`evaluator.prompt_sets`; None = built-in), whose judgements are current."""
     thash = trajectory_hash(record)
     base = UnitScore(unit=record.unit, benchmark=record.benchmark, subset=record.subset,
                      task_id=record.task_id, score=None, tool_calls=record.n_tool_calls,
@@ -111,7 +114,7 @@ def score_record(record: EpisodeRecord, index: _Index, settings: JudgeSettings) 
         base.success = bool(j.score)
         return base
     if record.benchmark == "travelbench" and record.subset in DIMENSIONS:
-        rubric = index.current_or_latest(thash, RUBRIC_KIND, RUBRIC_PROMPT_VERSION)
+        rubric = index.current_or_latest(thash, RUBRIC_KIND, rubric_version(prompts))
         if rubric is None:
             base.judge_error = "not judged"
             return base
@@ -121,7 +124,7 @@ def score_record(record: EpisodeRecord, index: _Index, settings: JudgeSettings) 
             return base
         meta: float | None = None
         if settings.meta_judge:
-            mj = index.current_or_latest(thash, META_KIND, META_PROMPT_VERSION)
+            mj = index.current_or_latest(thash, META_KIND, meta_version(prompts))
             if mj is None:  # not judged yet (judging incomplete): not scored
                 base.judge_error = "meta: not judged"
                 base.dims = dict(ratings)
@@ -155,12 +158,14 @@ def _missing(base: UnitScore) -> UnitScore:
     return base
 
 
-def score_run(run_dir: str | Path, settings: JudgeSettings) -> list[UnitScore]:
-    """One UnitScore per unit of RUN_DIR that some judge applies to."""
+def score_run(run_dir: str | Path, settings: JudgeSettings, prompts: Any = None
+              ) -> list[UnitScore]:
+    """One UnitScore per unit of RUN_DIR that some judge applies to (`prompts`: the run's
+    prompt set, None = built-in)."""
     index = _Index(read_judgements(run_dir), settings.judge_model)
     out = []
     for rec in latest_records(run_dir):
-        us = score_record(rec, index, settings)
+        us = score_record(rec, index, settings, prompts)
         if us is not None:
             out.append(us)
     return out

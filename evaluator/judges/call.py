@@ -63,10 +63,14 @@ async def call_judge(
     parse: Callable[[str], T],
     settings: JudgeSettings,
     retry_temperature: float | None = None,
+    system: str = "",
 ) -> tuple[T, int, str]:
     """Ask the judge, parse its answer; returns (value, attempts, raw answer).
-    `retry_temperature` overrides `settings.retry_temperature` (the meta-judge's own)."""
+    `retry_temperature` overrides `settings.retry_temperature` (the meta-judge's own);
+    `system`: a system message before the prompt ("" = none)."""
     messages = [ChatMessage(role="user", content=prompt)]
+    if system:
+        messages.insert(0, ChatMessage(role="system", content=system))
     structured = settings.structured_output
     attempts = 0
     infra_failures = 0

@@ -34,11 +34,11 @@ from .transcript import trajectory_hash
 from .travel import (
     DIMENSIONS,
     META_KIND,
-    META_PROMPT_VERSION,
     RUBRIC_KIND,
-    RUBRIC_PROMPT_VERSION,
     judge_meta,
     judge_rubric,
+    meta_version,
+    rubric_version,
 )
 from .unsolvable import RULE_JUDGE_MODEL, UNSOLVABLE_KIND, judge_unsolvable, rule_version
 
@@ -90,10 +90,12 @@ class JudgePool:
         client: JudgeClient | Sequence[JudgeClient],
         tasks: dict[str, Task] | None = None,
         tool_schemas: dict[str, list[dict[str, Any]]] | None = None,
+        prompts: Any = None,
     ) -> None:
         """client: one judge client, or one per endpoint (used round-robin).
         tasks: Task.key -> Task (needed for rubric tasks; travel falls back to the record).
-        tool_schemas: benchmark -> OpenAI tool list shown to the travel judge."""
+        tool_schemas: benchmark -> OpenAI tool list shown to the travel judge.
+        prompts: the run's `evaluator.prompt_sets.PromptSet` (None = the built-in prompts)."""
         self.run_dir = Path(run_dir)
         self.settings = settings
         self.clients = [client] if not isinstance(client, Sequence) else list(client)
@@ -102,6 +104,7 @@ class JudgePool:
         self._rr = itertools.cycle(self.clients)
         self.tasks = tasks or {}
         self.tool_schemas = tool_schemas or {}
+        self.prompts = prompts
         self.stats = PoolStats()
         self.model = settings.judge_model
         self._done: set[JudgementKey] = set()
@@ -247,13 +250,13 @@ class JudgePool:
     async def _judge_travel(self, record: EpisodeRecord, task: Task | None, thash: str) -> None:
         s = self.settings
         tools = self.tool_schemas.get(record.benchmark)
-        rkey = (thash, self.model, RUBRIC_PROMPT_VERSION, RUBRIC_KIND)
+        rkey = (thash, self.model, rubric_version(self.prompts), RUBRIC_KIND)
         fresh = False
         rubric: Judgement | None
         if await self._claim(rkey):
             try:
                 rubric = await judge_rubric(record, task, next(self._rr), self.model, s, tools,
-                                            thash)
+                                            thash, self.prompts)
                 self._write(rubric)
                 fresh = True
                 if rubric.score is not None:
@@ -264,7 +267,7 @@ class JudgePool:
             rubric = self._rubrics.get(rkey)
         if not s.meta_judge or rubric is None or rubric.score is None:
             return
-        mkey = (thash, self.model, META_PROMPT_VERSION, META_KIND)
+        mkey = (thash, self.model, meta_version(self.prompts), META_KIND)
         if fresh:  # a freshly judged rubric is always audited (the key may exist from before)
             if mkey in self._judged_now or mkey in self._inflight:
                 return
@@ -273,6 +276,6 @@ class JudgePool:
             return
         try:
             self._write(await judge_meta(record, task, rubric, next(self._rr), self.model, s,
-                                         tools))
+                                         tools, self.prompts))
         finally:
             self._release(mkey)

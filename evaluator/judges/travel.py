@@ -19,7 +19,7 @@ import time
 from functools import cache
 from importlib import resources
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from backends.types import ChatMessage
 from bench_data.types import Task
@@ -36,6 +36,9 @@ from .transcript import (
     render_tools,
     trajectory_hash,
 )
+
+if TYPE_CHECKING:
+    from evaluator.prompt_sets import PromptSet
 
 RUBRIC_KIND = "travel_rubric"
 META_KIND = "meta"
@@ -72,6 +75,20 @@ def dimension_definitions() -> dict[str, str]:
         elif current:
             sections[current] += line + "\n"
     return {k: v.strip() for k, v in sections.items()}
+
+
+def _imported(prompts: PromptSet | None) -> PromptSet | None:
+    """The prompt set when it is not the built-in one (whose files are read above)."""
+    return None if prompts is None or prompts.builtin else prompts
+
+
+def rubric_version(prompts: PromptSet | None = None) -> str:
+    """The rubric judgements' prompt_version (+ `<name>@<digest>` of a non-built-in set)."""
+    return prompts.version(RUBRIC_PROMPT_VERSION) if prompts else RUBRIC_PROMPT_VERSION
+
+
+def meta_version(prompts: PromptSet | None = None) -> str:
+    return prompts.version(META_PROMPT_VERSION) if prompts else META_PROMPT_VERSION
 
 
 def dimensions_for(subset: str) -> list[str]:
@@ -121,8 +138,9 @@ def build_rubric_prompt(
     task: Task | None,
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
+    prompts: PromptSet | None = None,
 ) -> str:
-    return rubric_prompt(record, task, settings, tools)[0]
+    return rubric_prompt(record, task, settings, tools, prompts)[0]
 
 
 def rubric_prompt(
@@ -130,10 +148,12 @@ def rubric_prompt(
     task: Task | None,
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
+    prompts: PromptSet | None = None,
 ) -> tuple[str, str]:
-    """(prompt, context-guard note or "")."""
+    """(prompt, context-guard note or ""); `prompts`: the prompt set (None = built-in)."""
     dims = dimensions_for(record.subset)
-    defs = dimension_definitions()
+    imported = _imported(prompts)
+    defs = imported.judge_dimension_definitions() if imported else dimension_definitions()
     query, context = _query_and_context(record, task)
     # placeholders, not ratings: an example that rates anything would anchor the judge
     example = json.dumps(
@@ -145,11 +165,12 @@ def rubric_prompt(
     if "user_interaction" in dims:
         note = (", and whether follow-up questions were necessary, few, not replaceable by a "
                 "tool call and on the user's intent")
-    template = Template(prompt_text("travel_rubric.txt"))
+    template = (imported.judge_templates[f"judge_rubric_{record.subset}"] if imported
+                else Template(prompt_text("travel_rubric.txt")))
 
     def render(turns: list[ChatMessage]) -> str:
         return template.safe_substitute(
-            dimensions="\n\n".join(f"### {d}\n{defs[d]}" for d in dims),
+            dimensions="\n\n".join(f"### {d}\n{defs.get(d, '')}" for d in dims),
             context=context,
             query=query,
             tools=render_tools(tools),
@@ -168,8 +189,9 @@ def build_meta_prompt(
     rubric: Judgement,
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
+    prompts: PromptSet | None = None,
 ) -> str:
-    return meta_prompt(record, task, rubric, settings, tools)[0]
+    return meta_prompt(record, task, rubric, settings, tools, prompts)[0]
 
 
 def meta_prompt(
@@ -178,9 +200,10 @@ def meta_prompt(
     rubric: Judgement,
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
+    prompts: PromptSet | None = None,
 ) -> tuple[str, str]:
     """(prompt, context-guard note or ""). Dimensions the rubric judge did not rate are shown
-    as N/A, as in the reference."""
+    as N/A, as in the reference. `prompts`: the prompt set (None = built-in)."""
     query, context = _query_and_context(record, task)
     dims = DIMENSIONS.get(record.subset) or list(rubric.scores)
     ratings = "\n".join(
@@ -190,7 +213,9 @@ def meta_prompt(
     reasoning = "\n".join(
         f"- {d}: {r}" for d, r in rubric.reasoning.items() if not d.startswith("_")
     ) or "(none)"
-    template = Template(prompt_text("travel_meta.txt"))
+    imported = _imported(prompts)
+    template = (imported.judge_templates["judge_meta"] if imported
+                else Template(prompt_text("travel_meta.txt")))
 
     def render(turns: list[ChatMessage]) -> str:
         return template.safe_substitute(
@@ -221,24 +246,27 @@ async def judge_rubric(
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
     thash: str | None = None,
+    prompts: PromptSet | None = None,
 ) -> Judgement:
     """Rubric-judge one single/multi-turn trajectory. Judge failures become a Judgement with
-    `error`; infrastructure errors propagate."""
+    `error`; infrastructure errors propagate. `prompts`: the prompt set (None = built-in)."""
     dims = dimensions_for(record.subset)
     base = {
         "unit": record.unit,
         "trajectory_hash": thash or trajectory_hash(record),
         "judge_model": model,
-        "prompt_version": RUBRIC_PROMPT_VERSION,
+        "prompt_version": rubric_version(prompts),
         "kind": RUBRIC_KIND,
     }
-    prompt, guard = rubric_prompt(record, task, settings, tools)
+    prompt, guard = rubric_prompt(record, task, settings, tools, prompts)
+    imported = _imported(prompts)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt,
             schema_name="travel_rubric", schema=rubric_schema(dims),
             parse=lambda text: parse_rubric(text, dims), settings=settings,
+            system=imported.texts["judge_system"] if imported else "",
         )
     except JudgeFailed as exc:
         return Judgement(**base, score=None, reasoning=notes, error=exc.detail,
@@ -259,6 +287,7 @@ async def judge_meta(
     model: str,
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
+    prompts: PromptSet | None = None,
 ) -> Judgement:
     """Audit a successful rubric judgement; `score` = s / 5. A failed audit is recorded as a
     judge error, which scoring reads as s = 5 (weight 1), as the reference does."""
@@ -268,16 +297,18 @@ async def judge_meta(
         "unit": record.unit,
         "trajectory_hash": rubric.trajectory_hash,
         "judge_model": model,
-        "prompt_version": META_PROMPT_VERSION,
+        "prompt_version": meta_version(prompts),
         "kind": META_KIND,
     }
-    prompt, guard = meta_prompt(record, task, rubric, settings, tools)
+    prompt, guard = meta_prompt(record, task, rubric, settings, tools, prompts)
+    imported = _imported(prompts)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt, schema_name="travel_meta", schema=META_SCHEMA,
             parse=parse_meta, settings=settings,
             retry_temperature=settings.meta_retry_temperature,
+            system=imported.texts["judge_meta_system"] if imported else "",
         )
     except JudgeFailed as exc:
         return Judgement(**base, score=None, reasoning=notes, error=exc.detail,
