@@ -74,8 +74,15 @@ class Sandbox:
 
     def __init__(self, settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
                  store: CacheStore | None, simulator_client: Any | None, simulator_model: str,
-                 embedder: Any | None = None, index: Any | None = None) -> None:
+                 embedder: Any | None = None, index: Any | None = None,
+                 prompts: Any = None) -> None:
         self.settings = settings
+        # the simulator prompt: the run's prompt set (evaluator.prompt_sets, which names
+        # the content address's version), else the file of `settings.prompt_version`
+        self.sim_version = (prompts.simulator_version(settings.prompt_version)
+                            if prompts is not None else settings.prompt_version)
+        self._sim_sections = (prompts.simulator_sections
+                              if prompts is not None and not prompts.builtin else None)
         self._tools = tool_schemas
         self._fn = {t["function"]["name"]: t["function"] for t in tool_schemas}
         self.store = store
@@ -129,7 +136,7 @@ class Sandbox:
             self._log(name, args, task_time, NO_SIMULATOR, "miss")
             return ToolOutcome(content=NO_SIMULATOR, source="miss", cache_key=key)
         params = keys.params_json(args)
-        addr = content_address(name, params, self.model, self.settings.prompt_version)
+        addr = content_address(name, params, self.model, self.sim_version)
         ans = self.simulated.get(addr)
         if ans is not None:
             return ToolOutcome(content=ans, source="simulated", cache_key=key)
@@ -154,7 +161,7 @@ class Sandbox:
         from backends.errors import InfrastructureError
 
         examples = await self.retrieve(name, params, addr)
-        messages = build_messages(fn, args, examples, self.settings.prompt_version)
+        messages = build_messages(fn, args, examples, self.sim_version, self._sim_sections)
         try:
             text = await simulate(self.client, self.model, messages,
                                   max_tokens=self.settings.simulator_max_tokens)
@@ -223,7 +230,8 @@ def _error(category: str, message: str) -> ToolOutcome:
 
 async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
                        simulator_client: Any | None, simulator_model: str,
-                       embedder: Any | None = None) -> Sandbox:
+                       embedder: Any | None = None,
+                       prompts: Any = None) -> Sandbox:
     """Open the store (and its index, if built) and return the process-wide Sandbox."""
     store = CacheStore(settings.store) if settings.store else None
     index = None
@@ -237,4 +245,5 @@ async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str
             embedder = make_embedder(settings.embedder or index.meta.embedder)
     return Sandbox(settings, tool_schemas=tool_schemas, store=store,
                    simulator_client=simulator_client, simulator_model=simulator_model,
-                   embedder=embedder, index=index)
+                   embedder=embedder, index=index,
+                   prompts=prompts)
