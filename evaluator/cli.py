@@ -20,6 +20,7 @@ SUBCOMMAND_MODULES = (
     "evaluator.cli_report",   # report
     "evaluator.cli_data",     # data list
     "evaluator.cli_cache",    # cache import | index | misses | synth
+    "evaluator.cli_prompts",  # prompts import | list | show
 )
 
 
