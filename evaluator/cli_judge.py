@@ -104,9 +104,12 @@ def run_judge(args: argparse.Namespace) -> int:
     if not (run_dir / "episodes.jsonl").is_file():
         print(f"error: {run_dir}: no episodes.jsonl (not a run directory?)", file=sys.stderr)
         return 2
+    from evaluator.prompt_sets import load_prompt_set
+
     try:
         config = _run_config(run_dir)
         settings = judge_settings_for(config, args)
+        prompts = load_prompt_set(config.prompts)
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -123,7 +126,7 @@ def run_judge(args: argparse.Namespace) -> int:
                 for ep in endpoints
             ]
             settings = msgspec.structs.replace(settings, endpoints=endpoints)
-        stats = asyncio.run(_judge(run_dir, settings, tasks, tools))
+        stats = asyncio.run(_judge(run_dir, settings, tasks, tools, prompts))
     except ResultsCorrupt as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -145,7 +148,7 @@ def run_judge(args: argparse.Namespace) -> int:
               "failed with connection errors, timeouts or 5xx answers after "
               f"{settings.infra_attempts} attempt(s); nothing was recorded for them, run "
               f"`agentsweep judge {run_dir}` again once it is up", file=sys.stderr)
-    print(summary_text(run_dir, settings))
+    print(summary_text(run_dir, settings, prompts))
     return 0 if stats.infra_failed == 0 else 1
 
 
@@ -167,14 +170,15 @@ def _engine(config: Any, run_dir: Path) -> Any:
 
 
 async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
-                 tools: dict[str, list[dict[str, Any]]]) -> Any:
+                 tools: dict[str, list[dict[str, Any]]], prompts: Any = None) -> Any:
     from backends.client import ChatClient
     from evaluator.judges.pool import JudgePool
 
     clients = [ChatClient(ep, max_connections=max(64, 2 * settings.concurrency))
                for ep in settings.endpoints]
     try:
-        pool = JudgePool(run_dir, settings, client=clients, tasks=tasks, tool_schemas=tools)
+        pool = JudgePool(run_dir, settings, client=clients, tasks=tasks, tool_schemas=tools,
+                         prompts=prompts)
         return await pool.judge_run(rerun=settings.rerun)
     finally:
         for c in clients:
@@ -185,12 +189,12 @@ def _pct(value: float | None) -> str:
     return "     -" if value is None else f"{100 * value:6.2f}"
 
 
-def summary_text(run_dir: Path, settings: Any) -> str:
+def summary_text(run_dir: Path, settings: Any, prompts: Any = None) -> str:
     """A few lines: TravelBench subset/overall scores (x100: the reference's pooled number,
     then the per-trial mean ± sample std) and rubric-task success and rubric accuracy."""
     from evaluator.scoring import score_run, travel_summary
 
-    scores = score_run(run_dir, settings)
+    scores = score_run(run_dir, settings, prompts)
     lines: list[str] = []
     ts = travel_summary(scores)
     for name, sub in ts.subsets.items():

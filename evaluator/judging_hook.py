@@ -55,7 +55,10 @@ async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoi
         role = RoleEndpoint("judge", client, model, config.judge.sampling, adm, counters)
         # judge calls queue behind every episode's requests: rollouts stay depth-first
         clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
+    from evaluator.prompt_sets import load_prompt_set
+
     pool = JudgePool(run_dir, config.judge, client=clients,
+                     prompts=load_prompt_set(config.prompts),
                      tasks={t.key: t for t in taskset.tasks},
                      tool_schemas={taskset.benchmark: taskset.tool_schemas})
     await pool.start()

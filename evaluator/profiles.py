@@ -12,7 +12,8 @@ The `paper` values come from the TravelBench reference code (commit 445a29d, see
 `../shared/notes/travelbench_protocol.md` and docs/config.md): 20 agent steps per user turn,
 10 user turns, the agent and user simulator sampling at temperature 0.7 with 8,192 output
 tokens, a judge at temperature 0 / top_p 0.95 / 16,384 tokens with 10 attempts (the 8th to
-10th at temperature 0.7), three trials, a tool simulator allowed 8,192 tokens, the reference's
+10th at temperature 0.7) decoding freely (no guided JSON; the reference parses free text),
+three trials, a tool simulator allowed 8,192 tokens, the reference's
 own argument validation, the whole conversation shown to the judge, the `[Unsolved]` tag and
 the reference's prompt layout (situation in the system prompt).
 """
@@ -46,6 +47,7 @@ _PAPER: dict[str, Any] = {
         "retry_temperature": 0.7,
         "retry_temperature_from": 8,
         "meta_retry_temperature": 0.0,
+        "structured_output": False,
         "max_transcript_chars": 0,
         "context_tokens": 0,
         "meta_judge": True,
@@ -76,6 +78,7 @@ _SMOKE: dict[str, Any] = {
         "retry_temperature_from": 2,
         "max_transcript_chars": 0,
         "context_tokens": 8192,
+        "structured_output": True,
         "meta_judge": True,
         "unsolvable_tags": ["[Unsolvable]", "[Unsolved]"],
     },

@@ -227,6 +227,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         config, text, run_dir, manifest = _load(request)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         raise SweepError(str(exc)) from None
+    prompt_set = _prompt_set(config.prompts)
     d = config.data
     try:
         taskset = load_tasks(d.dataset, subsets=d.subsets or None, limit=d.limit or None,
@@ -268,7 +269,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         sim = roles["tool_simulator"]
         res.sandbox = await open_sandbox(sb_settings, tool_schemas=taskset.tool_schemas,
                                          simulator_client=AdmittedChat(sim),
-                                         simulator_model=sim.model)
+                                         simulator_model=sim.model, prompts=prompt_set)
         _write_run_files(run_dir, config, text, request, manifest, taskset, infos, len(done),
                          sb_settings.store, res.sandbox)
         judge = None
@@ -282,7 +283,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             unsolvable_tags=tuple(config.protocol.unsolvable_tags),
             language=config.protocol.language, layout=config.protocol.layout,
             stop_at_unsolvable_tag=config.protocol.stop_at_unsolvable_tag,
-            retry_empty_replies=config.protocol.retry_empty_replies,
+            retry_empty_replies=config.protocol.retry_empty_replies, prompts=prompt_set,
         )
         agent_ep, user_ep, sandbox = roles["agent"], roles["user"], res.sandbox
 
@@ -359,6 +360,20 @@ def _protocols(config: RunConfig, tasks: list[Task]) -> dict[str, Callable[[Epis
     return out
 
 
+def _prompt_set(spec: str) -> Any:
+    from evaluator.prompt_sets import PromptSetError, load_prompt_set
+
+    try:
+        return load_prompt_set(spec)
+    except PromptSetError as exc:
+        raise SweepError(f"prompts: {exc}") from None
+
+
+def _prompt_info(spec: str) -> dict[str, Any]:
+    ps = _prompt_set(spec)
+    return {"name": ps.name, "digest": ps.digest, "path": str(ps.path or "")}
+
+
 def _describe(sandbox: Any) -> dict[str, Any]:
     """What the sandbox says of itself for the manifest (validation mode, retrieval)."""
     describe = getattr(sandbox, "describe", None)
@@ -386,7 +401,7 @@ def _write_run_files(run_dir: Path, config: RunConfig, text: str, request: RunRe
         data_files=data_files(list(taskset.files)), data_issues=[str(i) for i in taskset.issues],
         roles=infos, resolved_config=plain(config), sandbox_store=store,
         profile=config.profile, deviations=profile_deviations(config),
-        sandbox=_describe(sandbox),
+        sandbox=_describe(sandbox), prompt_set=_prompt_info(config.prompts),
     )
     # the run name is part of every unit: pin it so a resume rebuilds the same units
     m.overrides.insert(0, ["name", config.name, "run name"])

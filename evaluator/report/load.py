@@ -201,6 +201,21 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str
     return info
 
 
+def _prompt_set(manifest: dict[str, Any]) -> Any:
+    """The run's prompt set (its judgement versions carry the set's digest); None = built-in
+    or no longer loadable (scoring then falls back to the latest judgement of any version)."""
+    resolved = manifest.get("resolved_config")
+    spec = resolved.get("prompts") if isinstance(resolved, dict) else None
+    if not isinstance(spec, str) or spec == "builtin":
+        return None
+    from evaluator.prompt_sets import PromptSetError, load_prompt_set
+
+    try:
+        return load_prompt_set(spec)
+    except PromptSetError:
+        return None
+
+
 def _short(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -256,7 +271,8 @@ def load_run(
                 raise
             scoring = None
         if scoring is not None and hasattr(scoring, "score_run"):
-            scores = list(scoring.score_run(run_dir, _judge_settings(config)))
+            scores = list(scoring.score_run(run_dir, _judge_settings(config),
+                                            _prompt_set(manifest)))
             source = "evaluator.scoring"
     if scores is None:
         scores = scores_from_judgements(run_dir, episodes, threshold)

@@ -368,3 +368,31 @@ def test_cli_list_and_show(imported, capsys):
     assert main(["prompts", "show", "fake", "--role", "agent_step_limit"]) == 0
     assert capsys.readouterr().out == "Fake apology: out of steps."
     assert main(["prompts", "show", "missing"]) == 2
+
+
+def test_a_run_with_an_imported_set_records_it(imported, home, tmp_path):
+    """`prompts = <set>` reaches the run: the manifest names the set and its digest, and every
+    record's prompt version carries it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from perf.stub_server import start_stub
+
+    repo = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, AGENTSWEEP_HOME=str(home))
+    env["PYTHONPATH"] = str(repo) + os.pathsep + env.get("PYTHONPATH", "")
+    with start_stub("--mode", "text") as stub:
+        done = subprocess.run(
+            [sys.executable, "-m", "evaluator.cli", "run", "--engine-url", stub.url, "--out",
+             str(tmp_path / "runs"), "--name", "ps", "--subset", "single_turn", "--limit", "1",
+             "--set", f"prompts={imported.path}", "--set", "protocol.layout=reference",
+             "--progress", "off"],
+            cwd=repo, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    run_dir = tmp_path / "runs" / "ps"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["prompt_set"]["digest"] == imported.digest
+    records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
+    assert records and all(imported.label in r["extra"]["prompt_version"] for r in records)
