@@ -1,8 +1,9 @@
 """Run telemetry: plain counters bumped on the hot path, rendered by a separate task.
 
 Episode code only increments integers (`Counters`); `progress_task` wakes every second or so,
-computes rates from deltas and writes one line to stderr (live `\\r` line on a TTY, or a plain
-line every few seconds). `Summary` folds finished records into the end-of-run summary.
+computes rates from deltas and writes one line to stderr (live `\\r` line on a TTY, a plain
+line every few seconds with "plain", and with "auto" off a TTY, e.g. a job log, a plain line
+every 30 s). `Summary` folds finished records into the end-of-run summary.
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ class Counters:
                 self.tool_errors += 1
 
 
+AUTO_PLAIN_EVERY_S = 30.0  # "auto" progress off a TTY (a job log): one plain line this often
+
+
 def _rate(num: float, den: float) -> str:
     return f"{num / den:.0%}" if den > 0 else "-"
 
@@ -107,13 +111,15 @@ async def progress_task(
     interval_s: float = 1.0,
     extra: Callable[[], None] | None = None,
 ) -> None:
-    """Render the progress line until cancelled. mode: "auto" (TTY only), "plain", "off"."""
+    """Render the progress line until cancelled. mode: "auto" (live line on a TTY, else a
+    plain line every `AUTO_PLAIN_EVERY_S`), "plain" (a line every ~5 s), "off"."""
     stream = stream or sys.stderr
-    tty = stream.isatty()
-    if mode == "off" or (mode == "auto" and not tty):
+    if mode == "off":
         return
+    tty = stream.isatty()
     live = tty and mode == "auto"
-    every = 1 if live else max(1, round(5.0 / interval_s))
+    period = AUTO_PLAIN_EVERY_S if mode == "auto" and not tty else 5.0
+    every = 1 if live else max(1, round(period / interval_s))
     last_t = time.monotonic()
     last_eps = counters.episodes_done
     last_tok = counters.completion_tokens
