@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES = (
     "evaluator.cli_run",      # run
     "evaluator.cli_judge",    # judge
     "evaluator.cli_report",   # report
+    "evaluator.cli_view",     # view
     "evaluator.cli_data",     # data list
     "evaluator.cli_cache",    # cache import | index | misses | synth
     "evaluator.cli_prompts",  # prompts import | list | show

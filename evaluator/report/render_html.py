@@ -18,6 +18,7 @@ from evaluator.report.tables import (
     subset_names,
     summary_table,
 )
+from evaluator.view.links import report_row_href
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;margin:24px;color:#222}
@@ -53,8 +54,14 @@ def html_table(table: Table) -> str:
         return "\n".join(out)
     out.append("<table><thead><tr>" + "".join(f"<th>{esc(h)}</th>" for h in table.headers)
                + "</tr></thead><tbody>")
+    run_col = table.headers.index("run") if "run" in table.headers else -1
     for row in table.rows:
-        out.append("<tr>" + "".join(f"<td>{esc(c)}</td>" for c in row) + "</tr>")
+        cells = [esc(c) for c in row]
+        href = report_row_href(table.headers, row) if 0 <= run_col < len(row) else None
+        if href:  # the row's episodes in `agentsweep view` (docs/view.md)
+            cells[run_col] = (f'<a href="{esc(href)}" title="open in agentsweep view">'
+                              f"{cells[run_col]}</a>")
+        out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
     out.append("</tbody></table>")
     return "\n".join(out)
 

@@ -1,0 +1,109 @@
+"""`agentsweep view RUN_DIR [RUN_DIR ...]`: browse episodes and conversations in a browser.
+
+Starts a local aiohttp server (127.0.0.1, a free port unless --port) serving the single-page
+viewer over the given run directories, prints its URL and runs until Ctrl-C. `--export DIR`
+writes a static, self-contained copy instead. See docs/view.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import ipaddress
+import signal
+import sys
+import time
+from pathlib import Path
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "view",
+        help="browse episodes, conversations and judge verdicts in a local web viewer",
+        description="Serve a single-page viewer over one or more run directories (episode list "
+        "with sort, filter, search and paging; conversations, tool calls, judge ratings; "
+        "side-by-side trials; live updates while a run is going). Bound to 127.0.0.1 on a "
+        "free port; Ctrl-C stops it.",
+    )
+    p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="address to bind (127.0.0.1); anything else exposes the trajectories "
+                   "to the network without authentication")
+    p.add_argument("--port", type=int, default=0, help="port (0 = a free one)")
+    p.add_argument("--export", type=Path, default=None, metavar="DIR",
+                   help="write a static, self-contained viewer into DIR instead of serving")
+    p.add_argument("--success-threshold", type=float, default=None,
+                   help="verdict pass when score >= this (default: the run's [judge] setting)")
+    p.add_argument("--no-index-file", action="store_true",
+                   help="keep the episode index in memory (do not write RUN_DIR/.view/)")
+    p.set_defaults(func=run_view)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def run_view(args: argparse.Namespace) -> int:
+    from evaluator.view.server import Viewer, open_runs
+
+    for d in args.run_dirs:
+        if not d.is_dir():
+            print(f"view: {d}: not a run directory", file=sys.stderr)
+            return 2
+    t0 = time.monotonic()
+    viewer = Viewer(open_runs(args.run_dirs, success_threshold=args.success_threshold,
+                              persist=not args.no_index_file))
+    for v in viewer.views:
+        how = "index loaded" if v.index.loaded_from_disk else "indexed"
+        print(f"{v.label}: {len(v.v['key'])} episodes ({how}; {v.run_dir})", file=sys.stderr)
+        if v.index.bad:
+            print(f"  {v.index.bad} undecodable lines skipped", file=sys.stderr)
+    print(f"opened in {time.monotonic() - t0:.2f}s", file=sys.stderr)
+    if args.export is not None:
+        from evaluator.view.export import export_static
+
+        print(export_static(viewer, args.export))
+        return 0
+    if not _is_loopback(args.host):
+        print(f"WARNING: serving on {args.host}: anyone who can reach this address can read "
+              "every trajectory; there is no authentication", file=sys.stderr)
+    try:
+        asyncio.run(serve(viewer, args.host, args.port))
+    except KeyboardInterrupt:
+        pass
+    print("viewer stopped", file=sys.stderr)
+    return 0
+
+
+async def serve(viewer, host: str, port: int, *, stop: asyncio.Event | None = None) -> None:
+    """Serve until `stop` is set (or SIGINT / SIGTERM); print the URL once listening."""
+    from aiohttp import web
+
+    from evaluator.view.server import make_app
+
+    allowed: set[str] = set()
+    runner = web.AppRunner(make_app(viewer, allowed_hosts=allowed), access_log=None)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, host, port).start()
+        bound = runner.addresses[0][1]
+        if _is_loopback(host):  # refuse other Host headers (DNS rebinding)
+            allowed.update({f"127.0.0.1:{bound}", f"localhost:{bound}", f"[::1]:{bound}"})
+        shown = f"[{host}]" if ":" in host else host
+        print(f"agentsweep view: http://{shown}:{bound}/  (Ctrl-C to stop)", flush=True)
+        stop = stop or asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        try:
+            await stop.wait()
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+    finally:
+        await runner.cleanup()

@@ -1,0 +1,282 @@
+"""A byte-offset index of a run directory's JSON-lines files, kept next to the run.
+
+One pass over `episodes.jsonl`, `judgements.jsonl` and `failures.jsonl` records, per line, its
+byte offset and length plus the few small fields the episode list shows and sorts on (unit,
+termination, token and tool-call counts, duration; judge kind, score and error). The columns
+are numpy arrays, strings are codes into one string pool, and the whole index is saved as
+`RUN_DIR/.view/index.npz`. Opening a run loads that file (milliseconds, a few dozen bytes per
+episode) instead of decoding the records; `refresh()` indexes only the bytes appended since
+(a live run), and rebuilds from scratch when a file shrank or its head changed (replaced).
+Records themselves are read one at a time, by offset, when shown.
+
+A torn last line (no newline yet, or a killed writer) is not indexed until it is complete; an
+undecodable complete line is skipped and counted in `bad`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from evaluator.judges.transcript import trajectory_hash
+from evaluator.records import EpisodeRecord, UnitId
+
+INDEX_DIR = ".view"
+INDEX_FILE = "index.npz"
+FORMAT = 2
+HEAD = 4096            # bytes of each file fingerprinted to notice a replaced file
+CHUNK = 16 << 20       # read size while indexing: memory stays flat for any file size
+SOURCES = ("episodes", "judgements", "failures")
+FILES = {"episodes": "episodes.jsonl", "judgements": "judgements.jsonl",
+         "failures": "failures.jsonl"}
+
+
+class _Judgement(msgspec.Struct):
+    unit: UnitId
+    trajectory_hash: str = ""
+    kind: str = ""
+    judge_model: str = ""
+    score: float | None = None
+    error: str | None = None
+    created_at: float = 0.0
+
+
+class _Failure(msgspec.Struct):
+    unit: UnitId
+    kind: str = ""
+    at: float = 0.0
+
+
+I8, I4, F8 = np.int64, np.int32, np.float64
+COLUMNS: dict[str, dict[str, Any]] = {
+    "episodes": {"off": I8, "len": I8, "key": I8, "thash": I8, "utask": I4, "task": I4,
+                 "bench": I4, "subset": I4, "term": I4, "trial": I4, "ptok": I8, "ctok": I8,
+                 "cached": I8, "tools": I4, "terr": I4, "serr": I4, "hits": I4, "dur": F8,
+                 "retries": I4, "fin": F8},
+    "judgements": {"off": I8, "len": I8, "key": I8, "thash": I8, "kind": I4, "model": I4,
+                   "score": F8, "err": np.int8, "created": F8},
+    "failures": {"off": I8, "len": I8, "key": I8, "utask": I4, "task": I4, "bench": I4,
+                 "subset": I4, "trial": I4, "kind": I4, "at": F8},
+}
+
+
+def key_hash(key: str) -> int:
+    """A stable 64-bit id of a unit key ("benchmark/subset/task_id#trial")."""
+    return int.from_bytes(hashlib.blake2b(key.encode(), digest_size=8).digest(), "little",
+                          signed=True)
+
+
+def hash_id(trajectory: str) -> int:
+    """A 64-bit id of a trajectory hash (its first 16 hex digits; any other text hashed)."""
+    try:
+        return int.from_bytes(bytes.fromhex(trajectory[:16]), "little", signed=True)
+    except ValueError:
+        return key_hash("trajectory:" + trajectory)
+
+
+def split_task(task: str) -> tuple[str, str, str]:
+    bench, _, rest = task.partition("/")
+    subset, _, task_id = rest.partition("/")
+    return bench, subset, task_id or task
+
+
+def scan(path: Path, start: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, line) of each complete line from byte `start`, read in CHUNK-sized pieces."""
+    with path.open("rb") as fh:
+        fh.seek(start)
+        pos, carry = start, b""
+        while True:
+            block = fh.read(CHUNK)
+            if not block:
+                return
+            data = carry + block
+            begin = 0
+            while (nl := data.find(b"\n", begin)) >= 0:
+                yield pos + begin, data[begin:nl]
+                begin = nl + 1
+            pos += begin
+            carry = data[begin:]
+
+
+def _fingerprint(path: Path, size: int) -> str:
+    with path.open("rb") as fh:
+        return hashlib.sha1(fh.read(min(size, HEAD))).hexdigest()
+
+
+class RunIndex:
+    """The columns of one run directory; `refresh()` keeps them in step with the files."""
+
+    def __init__(self, run_dir: Path, *, persist: bool = True) -> None:
+        self.run_dir = Path(run_dir)
+        self.persist = persist
+        self.strings: list[str] = []
+        self._codes: dict[str, int] = {}
+        self.cols: dict[str, dict[str, np.ndarray]] = {}
+        self.meta: dict[str, dict[str, Any]] = {}
+        self.bad = 0
+        self.generation = 0          # bumped whenever the indexed content changes
+        self.rebuilds = 0            # bumped when rows were dropped and indexed again
+        self.persist_error = ""
+        self.loaded_from_disk = False
+        self._reset()
+        self._load()
+
+    # ---- strings -----------------------------------------------------------------------
+    def code(self, text: str) -> int:
+        c = self._codes.get(text)
+        if c is None:
+            c = self._codes[text] = len(self.strings)
+            self.strings.append(text)
+        return c
+
+    def lookup(self, text: str) -> int | None:
+        return self._codes.get(text)
+
+    # ---- building ----------------------------------------------------------------------
+    def _reset(self) -> None:
+        self.strings, self._codes, self.bad = [], {}, 0
+        self.cols = {s: {c: np.zeros(0, t) for c, t in COLUMNS[s].items()} for s in SOURCES}
+        self.meta = {s: {"size": 0, "head": ""} for s in SOURCES}
+
+    def _row_episode(self, off: int, line: bytes, r: EpisodeRecord) -> tuple:
+        u = r.unit
+        p = c = k = 0
+        for usage in r.usage.values():
+            p += usage.prompt_tokens
+            c += usage.completion_tokens
+            k += usage.cached_tokens
+        terr = sum(1 for t in r.tool_calls if t.source == "error" or not t.valid)
+        serr = sum(1 for t in r.tool_calls if t.source == "error")
+        hits = sum(1 for t in r.tool_calls if t.source == "hit")
+        dur = float(r.timings.get("total", r.finished_at - r.started_at) or 0.0)
+        return (off, len(line), key_hash(u.key), hash_id(trajectory_hash(r)), self.code(u.task),
+                self.code(r.task_id), self.code(r.benchmark), self.code(r.subset),
+                self.code(r.termination), u.trial, p, c, k, len(r.tool_calls), terr, serr, hits,
+                dur, r.infra_retries, r.finished_at)
+
+    def _row_judgement(self, off: int, line: bytes, r: _Judgement) -> tuple:
+        score = float("nan") if r.score is None else float(r.score)
+        err = 1 if (r.error or r.score is None) else 0
+        return (off, len(line), key_hash(r.unit.key), hash_id(r.trajectory_hash),
+                self.code(r.kind), self.code(r.judge_model), score, err, r.created_at)
+
+    def _row_failure(self, off: int, line: bytes, r: _Failure) -> tuple:
+        bench, subset, task_id = split_task(r.unit.task)
+        return (off, len(line), key_hash(r.unit.key), self.code(r.unit.task), self.code(task_id),
+                self.code(bench), self.code(subset), r.unit.trial, self.code(r.kind), r.at)
+
+    def _parsers(self) -> dict[str, tuple[msgspec.json.Decoder, Callable[..., tuple]]]:
+        return {"episodes": (msgspec.json.Decoder(EpisodeRecord), self._row_episode),
+                "judgements": (msgspec.json.Decoder(_Judgement), self._row_judgement),
+                "failures": (msgspec.json.Decoder(_Failure), self._row_failure)}
+
+    def _extend(self, source: str, path: Path, start: int) -> int:
+        """Index complete lines from byte `start`; return the offset after the last one."""
+        decoder, row = self._parsers()[source]
+        rows: list[tuple] = []
+        end = start
+        for off, line in scan(path, start):
+            end = off + len(line) + 1
+            if not line.strip():
+                continue
+            try:
+                rows.append(row(off, line, decoder.decode(line)))
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                self.bad += 1
+            if len(rows) >= 65536:
+                self._append(source, rows)
+                rows = []
+        self._append(source, rows)
+        return end
+
+    def _append(self, source: str, rows: list[tuple]) -> None:
+        if not rows:
+            return
+        cols = self.cols[source]
+        for name, values in zip(COLUMNS[source], zip(*rows, strict=True), strict=True):
+            cols[name] = np.concatenate([cols[name], np.asarray(values, cols[name].dtype)])
+
+    def refresh(self) -> bool:
+        """Bring the index up to date with the files; True when anything changed."""
+        stats = {}
+        for s in SOURCES:
+            path = self.run_dir / FILES[s]
+            stats[s] = path.stat().st_size if path.exists() else 0
+        rebuild = False
+        for s in SOURCES:
+            m = self.meta[s]
+            if stats[s] < m["size"] or (
+                m["size"] and _fingerprint(self.run_dir / FILES[s], m["size"]) != m["head"]
+            ):
+                rebuild = True
+        if rebuild:
+            self._reset()
+            self.rebuilds += 1
+        changed = rebuild
+        for s in SOURCES:
+            m, path = self.meta[s], self.run_dir / FILES[s]
+            if stats[s] <= m["size"]:
+                continue
+            end = self._extend(s, path, m["size"])
+            if end != m["size"]:
+                changed = True
+                m["size"] = end
+                m["head"] = _fingerprint(path, end)
+        if changed:
+            self.generation += 1
+            self._save()
+        return changed
+
+    # ---- persistence -------------------------------------------------------------------
+    @property
+    def index_path(self) -> Path:
+        return self.run_dir / INDEX_DIR / INDEX_FILE
+
+    def _save(self) -> None:
+        if not self.persist:
+            return
+        meta = {"format": FORMAT, "sources": self.meta, "strings": self.strings, "bad": self.bad,
+                "saved_at": time.time()}
+        arrays = {f"{s}.{c}": a for s in SOURCES for c, a in self.cols[s].items()}
+        arrays["meta"] = np.frombuffer(json.dumps(meta).encode(), np.uint8)
+        path = self.index_path
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        try:
+            path.parent.mkdir(exist_ok=True)
+            with tmp.open("wb") as fh:
+                np.savez(fh, **arrays)
+            os.replace(tmp, path)
+            self.persist_error = ""
+        except OSError as exc:  # a read-only run directory: keep the index in memory only
+            self.persist_error = str(exc)
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+
+    def _load(self) -> None:
+        path = self.index_path
+        if not self.persist or not path.exists():
+            return
+        try:
+            with np.load(path, allow_pickle=False) as z:
+                meta = json.loads(bytes(z["meta"]).decode())
+                if meta.get("format") != FORMAT:
+                    return
+                cols = {s: {c: np.asarray(z[f"{s}.{c}"], t) for c, t in COLUMNS[s].items()}
+                        for s in SOURCES}
+        except (OSError, ValueError, KeyError, json.JSONDecodeError):
+            return  # unreadable or from another version: rebuilt by refresh()
+        self.cols, self.meta = cols, meta["sources"]
+        self.strings = list(meta["strings"])
+        self._codes = {t: i for i, t in enumerate(self.strings)}
+        self.bad = int(meta.get("bad", 0))
+        self.loaded_from_disk = True
+        self.generation += 1
