@@ -2,12 +2,13 @@
 
 One pass over `episodes.jsonl`, `judgements.jsonl` and `failures.jsonl` records, per line, its
 byte offset and length plus the few small fields the episode list shows and sorts on (unit,
-termination, token and tool-call counts, duration; judge kind, score and error). The columns
-are numpy arrays, strings are codes into one string pool, and the whole index is saved as
-`RUN_DIR/.view/index.npz`. Opening a run loads that file (milliseconds, a few dozen bytes per
-episode) instead of decoding the records; `refresh()` indexes only the bytes appended since
-(a live run), and rebuilds from scratch when a file shrank or its head changed (replaced).
-Records themselves are read one at a time, by offset, when shown.
+termination, token and tool-call counts, duration, the trajectory hash judgements are keyed
+by; judge kind, score and error). The columns are numpy arrays, strings are codes into one
+string pool, and the whole index is saved as `RUN_DIR/.view/index.npz` (about 200 bytes per
+episode). Opening a run loads that file instead of decoding the records; `refresh()` indexes
+only the bytes appended since (a live run; saved at most every SAVE_EVERY_S), and rebuilds
+from scratch when a file shrank or its head changed (replaced). Records themselves are read
+one at a time, by offset, when shown.
 
 A torn last line (no newline yet, or a killed writer) is not indexed until it is complete; an
 undecodable complete line is skipped and counted in `bad`.
@@ -35,6 +36,7 @@ INDEX_FILE = "index.npz"
 FORMAT = 2
 HEAD = 4096            # bytes of each file fingerprinted to notice a replaced file
 CHUNK = 16 << 20       # read size while indexing: memory stays flat for any file size
+SAVE_EVERY_S = 30.0
 SOURCES = ("episodes", "judgements", "failures")
 FILES = {"episodes": "episodes.jsonl", "judgements": "judgements.jsonl",
          "failures": "failures.jsonl"}
@@ -127,6 +129,7 @@ class RunIndex:
         self.rebuilds = 0            # bumped when rows were dropped and indexed again
         self.persist_error = ""
         self.loaded_from_disk = False
+        self._saved_at = -SAVE_EVERY_S
         self._reset()
         self._load()
 
@@ -233,7 +236,10 @@ class RunIndex:
                 m["head"] = _fingerprint(path, end)
         if changed:
             self.generation += 1
-            self._save()
+            # a live run grows the files every few seconds: save at most every SAVE_EVERY_S
+            # (whatever is not saved is indexed again, incrementally, by the next opening)
+            if rebuild or time.monotonic() - self._saved_at >= SAVE_EVERY_S:
+                self._save()
         return changed
 
     # ---- persistence -------------------------------------------------------------------
@@ -244,6 +250,7 @@ class RunIndex:
     def _save(self) -> None:
         if not self.persist:
             return
+        self._saved_at = time.monotonic()
         meta = {"format": FORMAT, "sources": self.meta, "strings": self.strings, "bad": self.bad,
                 "saved_at": time.time()}
         arrays = {f"{s}.{c}": a for s in SOURCES for c, a in self.cols[s].items()}

@@ -97,6 +97,7 @@ class RunView:
         self._checked = 0.0
         self._searches: OrderedDict[str, tuple[int, int, np.ndarray]] = OrderedDict()
         self._ranks: dict[str, np.ndarray] = {}
+        self._sorted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self.refresh(force=True)
 
     # ---- the table ---------------------------------------------------------------------
@@ -144,7 +145,7 @@ class RunView:
         hard = np.isin(v["term"], self._codes(HARD_FAIL_TERMS)) | (v["src"] == 1)
         v["failed"] = hard | (v["verdict"] >= 2) | ((v["verdict"] == 0) & ~ok)
         self.v = v
-        self._ranks = {}
+        self._ranks, self._sorted = {}, {}
 
     def _judge(self, v: dict[str, np.ndarray]) -> None:
         ju = self.index.cols["judgements"]
@@ -287,15 +288,26 @@ class RunView:
         hits = np.nonzero(self.v["key"] == key_hash(key))[0]
         return int(hits[-1]) if len(hits) else None
 
+    def where(self, source: str, col: str, value: int) -> np.ndarray:
+        """Rows of `source` ("view" or an index source) whose `col` equals `value`, in order;
+        by binary search over a sorted copy made once per generation."""
+        if (source, col) not in self._sorted:
+            values = self.v[col] if source == "view" else self.index.cols[source][col]
+            order = np.argsort(values, kind="stable")
+            self._sorted[(source, col)] = (order, values[order])
+        order, values = self._sorted[(source, col)]
+        lo, hi = np.searchsorted(values, value, "left"), np.searchsorted(values, value, "right")
+        return np.sort(order[lo:hi])
+
     def trials_of(self, i: int, limit: int = 500) -> list[int]:
-        same = np.nonzero(self.v["utask"] == self.v["utask"][i])[0]
+        same = self.where("view", "utask", self.v["utask"][i])
         return [int(j) for j in same[np.argsort(self.v["trial"][same], kind="stable")][:limit]]
 
     def positions_of_task(self, task: str) -> list[int]:
         code = self.index.lookup(task)
         if code is None:
             return []
-        same = np.nonzero(self.v["utask"] == code)[0]
+        same = self.where("view", "utask", code)
         return [int(j) for j in same[np.argsort(self.v["trial"][same], kind="stable")]]
 
     # ---- text search -------------------------------------------------------------------

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import numpy as np
 from aiohttp import web
 
 from evaluator.view.query import QueryError, RunView
@@ -133,11 +132,9 @@ class Viewer:
 
     def payload(self, v: RunView, i: int) -> dict[str, Any]:
         h, src, idx = v.v["key"][i], int(v.v["src"][i]), int(v.v["idx"][i])
-        cols = v.index.cols
 
         def raws(source: str, by: str = "key", value: int = h) -> list[msgspec.Raw]:
-            return [msgspec.Raw(v.read(source, int(r)))
-                    for r in np.nonzero(cols[source][by] == value)[0]]
+            return [msgspec.Raw(v.read(source, int(r))) for r in v.where(source, by, value)]
 
         def brief(view: RunView, j: int) -> dict[str, Any]:
             r = view.row(j)
