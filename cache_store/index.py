@@ -1,21 +1,38 @@
 """Per-tool embedding index over the cached inputs (the params part of each key).
 
 On disk, next to the store: `<store>.index/`
-    meta.json         embedder name, dimension, the store's blob sha256, rows per tool
+    meta.json         format version, embedder (spec and model name), dimension, embedding-text
+                      format, the store's blob sha256, and per tool: rows, the search mode
+                      chosen at build time and the measured recall (see "Recall gate")
     <tool>.f16        float16 row-major matrix (rows = the tool's entries in import order),
                       memory-mapped and shared by every process
-    <tool>.ivf        for tools above IVF_THRESHOLD rows: a trained FAISS IVF index (written
+    <tool>.ivf        only for tools searched approximately: a trained FAISS IVF index (written
                       once, so every process retrieves the same neighbours)
+
+Embedding text: `keys.embedding_text` (the reference's `key: value` pairs joined by " | ",
+values as Python str()), recorded as TEXT_FORMAT; an index built with another rendering is
+refused. Query and index must come from the same embedder (model name and dimension are
+checked: `EmbeddingIndex.check_embedder`).
+
+Recall gate: a tool with more than `ivf_threshold` rows gets an IVF index only if its recall@8
+against exact search, measured on a seeded sample of the tool's own vectors used as queries
+(each query's own row left out), is at least `min_recall` (default 0.99). nprobe is raised along
+a ladder first (while it probes at most 1/8 of the lists); if no step reaches the threshold the
+tool is searched exactly. Ties count as hits: an approximate neighbour whose true score equals
+the exact k-th score is as good as the one exact search happened to pick.
+
 Search: FAISS inner product over L2-normalised vectors (GPU when faiss-gpu and a GPU are
-present, CPU otherwise); without FAISS, the exact torch kernel `kernels.topk`.
+present, CPU otherwise), flat (exact) unless the gate chose IVF; without FAISS, the exact
+torch kernel `kernels.topk`.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
+import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 import numpy as np
@@ -23,15 +40,55 @@ import numpy as np
 from cache_store.keys import embedding_text, params_from_key
 from cache_store.store import CacheStore
 
-IVF_THRESHOLD = 50_000
-IVF_NPROBE = 16
+INDEX_FORMAT = 2            # 2: per-tool search mode and recall (1 had neither: rebuild)
+TEXT_FORMAT = "kv-pipe-pystr-1"  # keys.embedding_text: "k: str(v)" joined by " | ", sorted keys
+IVF_THRESHOLD = 50_000      # tools with more rows are candidates for approximate search
+IVF_NPROBE = 16             # first rung of the nprobe ladder
+RECALL_K = 8                # the reference's top-k (max_examples)
+MIN_RECALL = 0.99
+RECALL_SAMPLE = 1000
+MAX_PROBE_FRACTION = 1 / 8  # probing more lists than this saves too little over exact search
+_TIE_EPS = 1e-5             # inner products within this of the k-th exact score are ties
+
+
+class IndexMismatch(ValueError):
+    """The index cannot be used as asked (format, store or embedder mismatch): rebuild it."""
+
+
+class ToolSearch(msgspec.Struct, omit_defaults=True):
+    """How one tool is searched, decided when the index is built.
+
+    search: "exact" (flat inner product) or "approximate" (IVF at `nprobe`).
+    reason: why: "small" (rows <= ivf_threshold), "no-faiss", "recall" (the gate's verdict).
+    recall_at_k: recall@k of IVF vs exact at the chosen (or best tried) nprobe; None if not
+        measured. recall_sample: number of query rows it was measured on.
+    trials: every (nprobe, recall) measured, in ladder order.
+    """
+
+    rows: int
+    search: Literal["exact", "approximate"] = "exact"
+    reason: str = "small"
+    nlist: int = 0
+    nprobe: int = 0
+    recall_at_k: float | None = None
+    recall_sample: int = 0
+    trials: list[tuple[int, float]] = []
 
 
 class IndexMeta(msgspec.Struct):
-    embedder: str
+    format: int
+    embedder: str          # the spec it was built with (make_embedder); default query embedder
+    embedder_model: str    # the model name the embedder reported (what queries must match)
     dim: int
+    text_format: str
     store_sha256: str
-    rows: dict[str, int]
+    min_recall: float
+    recall_k: int
+    tools: dict[str, ToolSearch]
+
+    @property
+    def rows(self) -> dict[str, int]:
+        return {name: t.rows for name, t in self.tools.items()}
 
 
 def index_dir(store_path: str | Path) -> Path:
@@ -46,14 +103,13 @@ def _faiss() -> Any | None:
     return faiss
 
 
-def train_ivf(vectors_path: str, n: int, dim: int, out_path: str) -> None:
-    """Train and write an IVF index (run in a worker process: CPU heavy)."""
-    faiss = _faiss()
-    if faiss is None:
-        return
-    faiss.omp_set_num_threads(1)  # determinism over speed; a build runs once
-    x = np.asarray(np.memmap(vectors_path, dtype=np.float16, mode="r", shape=(n, dim)),
-                   dtype=np.float32)
+def _read_vectors(vectors_path: str, n: int, dim: int) -> np.ndarray:
+    return np.asarray(np.memmap(vectors_path, dtype=np.float16, mode="r", shape=(n, dim)),
+                      dtype=np.float32)
+
+
+def _train(faiss: Any, x: np.ndarray) -> Any:
+    n, dim = x.shape
     nlist = max(1, min(int(4 * np.sqrt(n)), n // 40))
     quant = faiss.IndexFlatIP(dim)
     ivf = faiss.IndexIVFFlat(quant, dim, nlist, faiss.METRIC_INNER_PRODUCT)
@@ -61,7 +117,86 @@ def train_ivf(vectors_path: str, n: int, dim: int, out_path: str) -> None:
     sample = x[np.random.default_rng(0).choice(n, size=min(n, nlist * 64), replace=False)]
     ivf.train(sample)
     ivf.add(x)
+    return ivf
+
+
+def train_ivf(vectors_path: str, n: int, dim: int, out_path: str) -> None:
+    """Train and write an IVF index with no recall gate (benchmarks; builds use `gate_tool`)."""
+    faiss = _faiss()
+    if faiss is None:
+        return
+    faiss.omp_set_num_threads(1)  # determinism over speed; a build runs once
+    ivf = _train(faiss, _read_vectors(vectors_path, n, dim))
+    ivf.nprobe = IVF_NPROBE
     faiss.write_index(ivf, out_path)
+
+
+def nprobe_ladder(nlist: int, max_fraction: float = MAX_PROBE_FRACTION) -> list[int]:
+    """IVF_NPROBE, doubled while it probes at most `max_fraction` of the lists (>= 1 rung)."""
+    cap = max(1, int(nlist * max_fraction))
+    rungs, p = [], IVF_NPROBE
+    while p <= cap:
+        rungs.append(p)
+        p *= 2
+    return rungs or [min(IVF_NPROBE, nlist)]
+
+
+def recall_at_k(x: np.ndarray, approx_ids: np.ndarray, exact_ids: np.ndarray,
+                exact_scores: np.ndarray, query_rows: np.ndarray, k: int) -> float:
+    """Share of the exact top-k (leaving out each query's own row) that the approximate top-k
+    found; an approximate neighbour scoring within _TIE_EPS of the exact k-th score counts.
+    `approx_ids`, `exact_ids`, `exact_scores`: (q, k+1) search results for x[query_rows]."""
+    hits = total = 0
+    for r, row in enumerate(query_rows):
+        keep = (exact_ids[r] != row) & (exact_ids[r] >= 0)
+        e_ids, e_sc = exact_ids[r][keep][:k], exact_scores[r][keep][:k]
+        kk = len(e_ids)
+        if kk == 0:
+            continue
+        total += kk
+        a_ids = [int(i) for i in approx_ids[r] if i >= 0 and i != row][:kk]
+        exact_set = {int(i) for i in e_ids}
+        kth = float(e_sc[kk - 1])
+        q = x[row]
+        for i in a_ids:
+            if i in exact_set or float(x[i] @ q) >= kth - _TIE_EPS:
+                hits += 1
+    return hits / total if total else 1.0
+
+
+def gate_tool(vectors_path: str, n: int, dim: int, ivf_path: str, *, min_recall: float,
+              sample: int, k: int = RECALL_K, nprobes: list[int] | None = None,
+              seed: int = 0, max_probe_fraction: float = MAX_PROBE_FRACTION) -> ToolSearch:
+    """Train an IVF index for one tool, measure its recall@k against exact search on a seeded
+    sample of the tool's own rows, and keep it (written to `ivf_path`) only if a rung of the
+    nprobe ladder reaches `min_recall`. Runs in a worker process: CPU heavy."""
+    faiss = _faiss()
+    if faiss is None:
+        return ToolSearch(rows=n, search="exact", reason="no-faiss")
+    threads = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(1)  # determinism over speed for training
+    x = _read_vectors(vectors_path, n, dim)
+    ivf = _train(faiss, x)
+    faiss.omp_set_num_threads(threads)
+    rows = np.sort(np.random.default_rng(seed).choice(n, size=min(sample, n), replace=False))
+    xq = np.ascontiguousarray(x[rows])
+    kk = min(k + 1, n)
+    e_scores, e_ids = faiss.knn(xq, x, kk, metric=faiss.METRIC_INNER_PRODUCT)
+    ladder = list(nprobes) if nprobes else nprobe_ladder(ivf.nlist, max_probe_fraction)
+    trials: list[tuple[int, float]] = []
+    for p in ladder:
+        ivf.nprobe = min(p, ivf.nlist)
+        _, a_ids = ivf.search(xq, kk)
+        rec = recall_at_k(x, a_ids, e_ids, e_scores, rows, k)
+        trials.append((int(ivf.nprobe), rec))
+        if rec >= min_recall:
+            faiss.write_index(ivf, ivf_path)
+            return ToolSearch(rows=n, search="approximate", reason="recall", nlist=ivf.nlist,
+                              nprobe=int(ivf.nprobe), recall_at_k=rec,
+                              recall_sample=len(rows), trials=trials)
+    best_p, best = max(trials, key=lambda t: t[1])
+    return ToolSearch(rows=n, search="exact", reason="recall", nlist=ivf.nlist, nprobe=best_p,
+                      recall_at_k=best, recall_sample=len(rows), trials=trials)
 
 
 def write_vectors(path: Path, vectors: np.ndarray) -> None:
@@ -69,47 +204,80 @@ def write_vectors(path: Path, vectors: np.ndarray) -> None:
 
 
 async def build_index(store_path: str | Path, embedder: Any, *, embedder_name: str,
-                      batch: int = 256, progress: bool = True) -> IndexMeta:
-    """Embed every tool's cached inputs and write the index directory (see module doc)."""
-    import asyncio
+                      batch: int = 256, progress: bool = True, min_recall: float = MIN_RECALL,
+                      recall_sample: int = RECALL_SAMPLE, ivf_threshold: int = IVF_THRESHOLD,
+                      nprobes: list[int] | None = None, seed: int = 0) -> IndexMeta:
+    """Embed every tool's cached inputs and write the index directory (see module doc).
+
+    `embedder_name` is the spec recorded for rebuilding the query embedder; the model name is
+    taken from `embedder.name` when it has one. Tools above `ivf_threshold` rows go through the
+    recall gate (`gate_tool`) with `min_recall`, `recall_sample`, `nprobes` (default: ladder).
+    """
     from concurrent.futures import ProcessPoolExecutor
 
+    if not 0.0 < min_recall <= 1.0:
+        raise ValueError(f"min_recall must be in (0, 1], got {min_recall}")
     out = index_dir(store_path)
     out.mkdir(parents=True, exist_ok=True)
-    rows: dict[str, int] = {}
+    (out / "meta.json").unlink(missing_ok=True)  # a half-built index is never mistaken for one
+    tools: dict[str, ToolSearch] = {}
     dim = 0
     with CacheStore(store_path) as store:
         total = store.header.n_entries
         done = 0
         sha = store.header.blob_sha256
-        ivf_jobs: list[tuple[str, int]] = []
         for tool in store.tools:
             n = store.n_entries(tool)
             parts: list[np.ndarray] = []
             for start in range(0, n, batch):
                 texts = [embedding_text(params_from_key(store.entry(tool, i)[0]))
                          for i in range(start, min(n, start + batch))]
-                parts.append(np.asarray(await embedder.embed(texts), dtype=np.float32))
+                part = np.asarray(await embedder.embed(texts), dtype=np.float32)
+                if dim and part.shape[1] != dim:
+                    raise ValueError(f"embedder returned dimension {part.shape[1]} for {tool}, "
+                                     f"{dim} before")
+                dim = part.shape[1]
+                parts.append(part)
                 done += len(texts)
                 if progress:
                     _progress(done, total, tool)
             vecs = np.concatenate(parts) if parts else np.zeros((0, max(dim, 1)), np.float32)
-            dim = vecs.shape[1]
             write_vectors(out / f"{tool}.f16", vecs)
-            rows[tool] = n
-            if n > IVF_THRESHOLD:
-                ivf_jobs.append((tool, n))
-    if ivf_jobs and _faiss() is not None:
-        loop = asyncio.get_running_loop()
-        with ProcessPoolExecutor(max_workers=1) as pool:
-            for tool, n in ivf_jobs:
-                await loop.run_in_executor(pool, train_ivf, str(out / f"{tool}.f16"), n, dim,
-                                           str(out / f"{tool}.ivf"))
-    meta = IndexMeta(embedder=embedder_name, dim=dim, store_sha256=sha, rows=rows)
-    (out / "meta.json").write_bytes(msgspec.json.encode(meta))
+            (out / f"{tool}.ivf").unlink(missing_ok=True)
+            tools[tool] = ToolSearch(rows=n)
     if progress:
         print(file=sys.stderr)
+    gated = [t for t, ts in tools.items() if ts.rows > ivf_threshold]
+    if gated and _faiss() is None:
+        for t in gated:
+            tools[t] = ToolSearch(rows=tools[t].rows, reason="no-faiss")
+    elif gated:
+        import multiprocessing as mp
+
+        loop = asyncio.get_running_loop()
+        # spawn, not fork: a forked child of a process that already ran FAISS/OpenMP or holds
+        # threads (aiohttp, the embedder's executor) can deadlock
+        with ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("spawn")) as pool:
+            for t in gated:
+                if progress:
+                    sys.stderr.write(f"recall gate: {t} ({tools[t].rows} rows)...\n")
+                tools[t] = await loop.run_in_executor(
+                    pool, _gate_job, str(out / f"{t}.f16"), tools[t].rows, dim,
+                    str(out / f"{t}.ivf"), min_recall, recall_sample, nprobes, seed)
+    model = getattr(embedder, "name", "") or embedder_name
+    meta = IndexMeta(format=INDEX_FORMAT, embedder=embedder_name, embedder_model=model, dim=dim,
+                     text_format=TEXT_FORMAT, store_sha256=sha, min_recall=min_recall,
+                     recall_k=RECALL_K, tools=tools)
+    tmp = out / "meta.json.tmp"
+    tmp.write_bytes(msgspec.json.format(msgspec.json.encode(meta)))
+    os.replace(tmp, out / "meta.json")
     return meta
+
+
+def _gate_job(path: str, n: int, dim: int, ivf: str, min_recall: float, sample: int,
+              nprobes: list[int] | None, seed: int) -> ToolSearch:
+    return gate_tool(path, n, dim, ivf, min_recall=min_recall, sample=sample, nprobes=nprobes,
+                     seed=seed)
 
 
 def _progress(done: int, total: int, tool: str) -> None:
@@ -120,18 +288,22 @@ def _progress(done: int, total: int, tool: str) -> None:
 
 
 class ToolIndex:
-    """Top-k search over one tool's vectors."""
+    """Top-k search over one tool's vectors: IVF at `nprobe` when `ivf_path` is given (the
+    gate chose approximate search), else exact."""
 
     def __init__(self, vectors: np.ndarray, *, ivf_path: Path | None = None,
-                 backend: str = "auto") -> None:
+                 backend: str = "auto", nprobe: int = IVF_NPROBE) -> None:
         self.vectors = vectors
         self.n = vectors.shape[0]
+        self.dim = vectors.shape[1]
         self._faiss_index = None
+        self.search_mode = "exact"
         faiss = _faiss() if backend in ("auto", "faiss") else None
         if faiss is not None and self.n:
             if ivf_path is not None and ivf_path.exists():
                 index = faiss.read_index(str(ivf_path))
-                index.nprobe = IVF_NPROBE
+                index.nprobe = nprobe
+                self.search_mode = "approximate"
             else:
                 index = faiss.IndexFlatIP(vectors.shape[1])
                 index.add(np.asarray(vectors, dtype=np.float32))
@@ -145,6 +317,9 @@ class ToolIndex:
         if self.n == 0 or k <= 0:
             return []
         q = np.asarray(query, dtype=np.float32).reshape(1, -1)
+        if q.shape[1] != self.dim:
+            raise IndexMismatch(f"query vector has dimension {q.shape[1]}, the index {self.dim}: "
+                                "the query embedder is not the one the index was built with")
         q = q / max(float(np.linalg.norm(q)), 1e-12)
         if self._faiss_index is not None:
             _, ids = self._faiss_index.search(q, min(k, self.n))
@@ -155,32 +330,124 @@ class ToolIndex:
         return [int(i) for i in ids]
 
 
+def load_meta(store_path: str | Path) -> IndexMeta:
+    """The index's meta.json; IndexMismatch for an index this version cannot use."""
+    d = index_dir(store_path)
+    path = d / "meta.json"
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: no embedding index; run `agentsweep cache index "
+                                f"{store_path}`")
+    raw = msgspec.json.decode(path.read_bytes())
+    fmt = raw.get("format", 1) if isinstance(raw, dict) else None
+    if fmt != INDEX_FORMAT:
+        raise IndexMismatch(f"{d}: index format {fmt}, this agentsweep reads {INDEX_FORMAT} "
+                            "(recorded recall gate); rebuild it: `agentsweep cache index "
+                            f"{store_path} --embedder SPEC`")
+    meta = msgspec.convert(raw, type=IndexMeta)
+    if meta.text_format != TEXT_FORMAT:
+        raise IndexMismatch(f"{d}: vectors embed text format {meta.text_format!r}, queries use "
+                            f"{TEXT_FORMAT!r}; rebuild it with `agentsweep cache index`")
+    return meta
+
+
 class EmbeddingIndex:
     """The index directory of one store; tools are loaded lazily on first search."""
 
-    def __init__(self, store_path: str | Path, *, backend: str = "auto") -> None:
+    def __init__(self, store_path: str | Path, *, backend: str = "auto",
+                 check_store: bool = True) -> None:
         self.dir = index_dir(store_path)
-        meta_path = self.dir / "meta.json"
-        if not meta_path.exists():
-            raise FileNotFoundError(f"{meta_path}: no embedding index; run `agentsweep cache index`")
-        self.meta = msgspec.json.decode(meta_path.read_bytes(), type=IndexMeta)
+        self.meta = load_meta(store_path)
+        if check_store:
+            with CacheStore(store_path) as store:
+                sha = store.header.blob_sha256
+            if sha != self.meta.store_sha256:
+                raise IndexMismatch(f"{self.dir} was built for other contents of {store_path} "
+                                    "(store sha256 differs); rebuild it with "
+                                    "`agentsweep cache index`")
         self.backend = backend
         self._tools: dict[str, ToolIndex] = {}
 
+    def check_embedder(self, embedder: Any) -> None:
+        """IndexMismatch unless `embedder` is the model (and dimension) the index was built
+        with. Embedders without a `name`, and OpenAI embedders whose model is not resolved yet,
+        are checked on dimension only (at search time, `ToolIndex.search`)."""
+        name = getattr(embedder, "name", "") or ""
+        if name and not name.startswith(("http://", "https://")) \
+                and name != self.meta.embedder_model:
+            raise IndexMismatch(
+                f"{self.dir} was built with embedder {self.meta.embedder_model!r} (spec "
+                f"{self.meta.embedder!r}); queries would use {name!r}. Set sandbox.embedder to "
+                "the same model or rebuild: `agentsweep cache index STORE --embedder SPEC`")
+        known = getattr(embedder, "known_dim", None)
+        if isinstance(known, int) and known and known != self.meta.dim:
+            raise IndexMismatch(f"{self.dir} holds dimension {self.meta.dim}, embedder {name!r} "
+                                f"gives {known}; rebuild the index with the query embedder")
+
+    async def embed_query(self, embedder: Any, text: str) -> np.ndarray:
+        """Embed one query text and check the embedder against the index (name resolved by
+        then for OpenAI embedders)."""
+        vec = np.asarray((await embedder.embed([text]))[0])
+        self.check_embedder(embedder)
+        return vec
+
     def tool(self, name: str) -> ToolIndex | None:
-        if name not in self.meta.rows:
+        ts = self.meta.tools.get(name)
+        if ts is None:
             return None
         if name not in self._tools:
-            n = self.meta.rows[name]
+            n = ts.rows
             path = self.dir / f"{name}.f16"
             vecs = (np.memmap(path, dtype=np.float16, mode="r", shape=(n, self.meta.dim))
                     if n else np.zeros((0, self.meta.dim), np.float16))
             ivf = self.dir / f"{name}.ivf"
-            self._tools[name] = ToolIndex(vecs, ivf_path=ivf if ivf.exists() else None,
-                                          backend=self.backend)
+            use_ivf = ts.search == "approximate" and ivf.exists()
+            self._tools[name] = ToolIndex(vecs, ivf_path=ivf if use_ivf else None,
+                                          backend=self.backend, nprobe=ts.nprobe or IVF_NPROBE)
         return self._tools[name]
+
+    def describe(self) -> dict[str, Any]:
+        """What a run manifest records of retrieval: embedder, dimension, text format, and per
+        tool the search mode in effect with the recall measured when the index was built."""
+        m = self.meta
+        faiss_ok = self.backend != "torch" and _faiss() is not None
+        tools = {}
+        for name, ts in m.tools.items():
+            effective = ts.search if faiss_ok else "exact"
+            d: dict[str, Any] = {"rows": ts.rows, "search": effective, "reason": ts.reason}
+            if effective != ts.search:
+                d["reason"] = "no-faiss-at-query-time"
+            if ts.recall_at_k is not None:
+                d.update(recall_at_8=ts.recall_at_k, recall_sample=ts.recall_sample,
+                         nprobe=ts.nprobe, nlist=ts.nlist)
+            tools[name] = d
+        return {"embedder": m.embedder, "embedder_model": m.embedder_model, "dim": m.dim,
+                "text_format": m.text_format, "index_format": m.format,
+                "min_recall": m.min_recall, "recall_k": m.recall_k,
+                "backend": "faiss" if faiss_ok else "torch", "tools": tools}
+
+
+def summary_lines(meta: IndexMeta) -> list[str]:
+    """Human-readable lines for `agentsweep cache index`: one per tool with its search mode."""
+    head = (f"index: {sum(meta.rows.values())} rows over {len(meta.tools)} tools, "
+            f"dim {meta.dim}, embedder {meta.embedder_model} ({meta.embedder}); approximate "
+            f"search only where recall@{meta.recall_k} >= {meta.min_recall:g}")
+    out = [head]
+    for name, ts in meta.tools.items():
+        line = f"  {name}: {ts.rows} rows, {ts.search}"
+        if ts.reason == "small":
+            line += " (small tool)"
+        elif ts.reason == "no-faiss":
+            line += " (faiss not installed: no IVF)"
+        elif ts.search == "approximate":
+            line += (f" (IVF nlist {ts.nlist}, nprobe {ts.nprobe}): recall@{meta.recall_k} "
+                     f"{ts.recall_at_k:.4f} on {ts.recall_sample} sampled rows")
+        else:
+            tried = ", ".join(f"nprobe {p}: {r:.4f}" for p, r in ts.trials)
+            line += f" (IVF recall@{meta.recall_k} below {meta.min_recall:g}: {tried})"
+        out.append(line)
+    return out
 
 
 def describe(store_path: str | Path) -> str:
-    meta = json.loads((index_dir(store_path) / "meta.json").read_text())
-    return f"{meta['embedder']} dim={meta['dim']} rows={sum(meta['rows'].values())}"
+    meta = load_meta(store_path)
+    return f"{meta.embedder_model} dim={meta.dim} rows={sum(meta.rows.values())}"

@@ -185,7 +185,7 @@ class Sandbox:
         ids: list[int] = []
         tindex = self.index.tool(name) if self.index is not None and self.embedder else None
         if tindex is not None and tindex.n == self.store.n_entries(name):
-            vec = (await self.embedder.embed([keys.embedding_text(params)]))[0]
+            vec = await self.index.embed_query(self.embedder, keys.embedding_text(params))
             ids = tindex.search(vec, k)
         if not ids:  # reference: random sample; here seeded by the call, so reruns agree
             ids = random.Random(addr).sample(range(self.store.n_entries(name)), k)
@@ -243,6 +243,7 @@ async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str
             from backends.embedder import make_embedder
 
             embedder = make_embedder(settings.embedder or index.meta.embedder)
+        index.check_embedder(embedder)  # the model the index was built with, or an error
     return Sandbox(settings, tool_schemas=tool_schemas, store=store,
                    simulator_client=simulator_client, simulator_model=simulator_model,
                    embedder=embedder, index=index,

