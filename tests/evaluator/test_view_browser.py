@@ -29,6 +29,7 @@ import pytest
 
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import Judgement
+from evaluator.report import build_report, load_run, write_report
 from evaluator.results import iter_records
 
 pytestmark = pytest.mark.browser
@@ -114,16 +115,21 @@ class Browser:
     async def wait(self, expr: str, timeout: float = 15.0) -> Any:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = await self.eval(expr)
-            if value:
-                return value
+            res = await self.send("Runtime.evaluate", expression=expr, returnByValue=True)
+            if "exceptionDetails" not in res and res["result"].get("value"):  # not mid-navigation
+                return res["result"]["value"]
             await asyncio.sleep(0.05)
         raise AssertionError(f"timed out waiting for {expr}; body: "
                              f"{await self.eval('document.body.innerText.slice(0, 2000)')}")
 
     async def goto(self, url: str, view: str) -> None:
+        """Navigate; wait for the viewer's `view` (or, with "", for the page to load)."""
         await self.send("Page.navigate", url=url)
-        await self.wait(f"document.body && document.body.dataset.view === {json.dumps(view)}")
+        if view:
+            await self.wait(f"document.body && document.body.dataset.view === {json.dumps(view)}")
+        else:
+            await self.wait(f"location.href === {json.dumps(url)} && "
+                            "document.readyState === 'complete'")
 
     async def click(self, selector: str, view: str) -> None:
         """A real mouse click in the middle of the element, then wait for the next view."""
@@ -135,7 +141,7 @@ class Browser:
         for kind in ("mousePressed", "mouseReleased"):
             await self.send("Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1],
                             button="left", clickCount=1)
-        await self.wait(f"document.body.dataset.view === {json.dumps(view)}")
+        await self.wait(f"document.body && document.body.dataset.view === {json.dumps(view)}")
 
     async def screenshot(self, name: str) -> Path:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -213,6 +219,8 @@ NOT_PWNED = "!document.body.dataset.pwned && !document.body.dataset.errors"
 
 
 async def test_viewer_in_chromium(run_dir: Path, tmp_path: Path) -> None:
+    report = build_report([load_run(run_dir, use_scoring=False)], n_boot=10, backend="numpy")
+    write_report(report, run_dir)
     proc, url = _start_viewer(str(run_dir))
     browser = await Browser.launch(tmp_path / "profile")
     try:
@@ -241,6 +249,13 @@ async def test_viewer_in_chromium(run_dir: Path, tmp_path: Path) -> None:
         await browser.click("a.cmp", "diff")
         assert await browser.eval("document.querySelectorAll('.cols .side').length") == 2
         await browser.screenshot("viewer-diff.png")
+
+        # the run's report, served by the viewer: its rows link back into the list
+        await browser.goto(url + "runs/hostile/report.html", "")
+        await browser.click('a[title="open in agentsweep view"][href*="f.subset"]', "list")
+        assert "/runs/hostile/view/index.html#/list?" in await browser.eval("location.href")
+        assert await browser.eval("document.querySelectorAll('table.list tbody tr').length") == 4
+        await browser.screenshot("viewer-list.png")
 
         # live: lines appended to episodes.jsonl appear without a reload
         await browser.goto(url + "#/list?f.task=st-001", "list")

@@ -35,7 +35,7 @@
       content === null || content === undefined ? h('div', {class: 'muted'}, '(none)') : h('pre', {class: 'result'}, text(content)));
   }
 
-  function conversation(rec) {
+  function conversation(rec, simView) {
     const {h} = AS;
     const calls = {}, results = {}, shown = new Set();
     for (const c of rec.tool_calls || []) calls[c.call_id] = c;
@@ -50,9 +50,10 @@
         users += 1;
         const sim = users > 1;
         out.push(h('div', {class: 'msg user' + (sim ? ' sim' : '')},
-          h('div', {class: 'who'}, sim ? 'user (simulator)' : 'user (task)'), h('div', {class: 'text'}, text(m.content))));
+          h('div', {class: 'who'}, simView ? 'agent (as the simulator sees it)' : sim ? 'user (simulator)' : 'user (task)'),
+          h('div', {class: 'text'}, text(m.content))));
       } else if (m.role === 'assistant') {
-        const parts = [h('div', {class: 'who'}, 'agent')];
+        const parts = [h('div', {class: 'who'}, simView ? 'user simulator' : 'agent')];
         if (m.content) parts.push(h('div', {class: 'text'}, text(m.content)));
         for (const tc of m.tool_calls || []) {
           shown.add(tc.id);
@@ -118,7 +119,7 @@
       h('h2', {}, 'Conversation'),
       r ? conversation(r) : h('p', {class: 'muted'}, 'no episode record (the unit did not finish)'),
       r && (r.user_messages || []).length ? h('details', {class: 'fold'}, h('summary', {}, "the user simulator's own view (" + r.user_messages.length + ' messages)'),
-        conversation({messages: r.user_messages})) : null,
+        conversation({messages: r.user_messages}, true)) : null,
       h('h2', {}, 'Judges'), judgements(doc),
       !compact && r && r.extra && Object.keys(r.extra).length ? h('details', {class: 'fold'}, h('summary', {}, 'extra'), h('pre', {}, text(r.extra))) : null];
   }
