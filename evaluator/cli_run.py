@@ -45,7 +45,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    help="override any config field, e.g. --set agent.sampling.max_tokens=64 "
                    "(value read as TOML, else as a string; repeatable)")
     p.add_argument("--progress", choices=("auto", "plain", "off"),
-                   help="progress line: auto (TTY only), plain, off")
+                   help="progress line: auto (live on a TTY, a plain line every 30 s otherwise), "
+                   "plain (a line every few seconds), off")
     p.add_argument("--judge", action="store_true",
                    help="judge episodes as they finish (overlaps rollouts)")
     p.add_argument("--report", action="store_true", help="write the report at the end")
