@@ -2,6 +2,9 @@
 
 One `Sandbox` serves every episode of a process (it holds no per-episode state). The imported
 store is read-only; simulated answers, live answers and the miss log live in separate files.
+Tool errors (source "error") are exactly the reference's (`cache_store.validation`); a failed
+simulation is an answer, as in the reference (source "simulated", category
+"simulation_failed", not a tool error).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Literal
 import msgspec
 
 from cache_store import keys
+from cache_store.adcode import RegionTable, regions_for
 from cache_store.persist import AnswerStore, MissLog, MissRecord, content_address
 from cache_store.simulator import build_messages, simulate
 from cache_store.store import CacheStore
@@ -43,7 +47,12 @@ class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
     miss_log: append-only JSON-lines miss log; "" = `<store>.misses.jsonl`.
     simulated_store: directory of content-addressed simulated answers; "" = `<store>.simulated`.
     overlay_store: directory of live-mode answers; "" = `<store>.overlay`.
-    validation: "strict" (schema types/enums too) or "reference" (what the reference checks).
+    validation: "reference" (exactly the calls the reference counts as tool errors) or "strict"
+        (JSON-schema types, nulls and enums too, then every reference rule).
+    adcode_table: TravelBench's administrative-division table (name, adcode, citycode) that
+        place names of travel_search_trains / map_search_places are resolved against. "" =
+        `adcode.txt` next to the run's task files (the built-in sample: a small table of its
+        English city names, `cache_store/sample_adcode.txt`); "off" = skip that one check.
     simulator_max_tokens: output cap of one simulated answer.
     index_backend: "auto" (FAISS GPU/CPU, torch fallback), "faiss" or "torch".
     """
@@ -57,7 +66,8 @@ class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
     miss_log: str = ""
     simulated_store: str = ""
     overlay_store: str = ""
-    validation: Literal["strict", "reference"] = "strict"
+    validation: Literal["reference", "strict"] = "reference"
+    adcode_table: str = ""
     simulator_max_tokens: int = 2048
     index_backend: Literal["auto", "faiss", "torch"] = "auto"
 
@@ -75,6 +85,8 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
                  store: CacheStore | None, simulator_client: Any | None, simulator_model: str,
                  embedder: Any | None = None, index: Any | None = None,
+                 regions: RegionTable | None = None,
+                 regions_info: dict[str, Any] | None = None,
                  prompts: Any = None) -> None:
         self.settings = settings
         # the simulator prompt: the run's prompt set (evaluator.prompt_sets, which names
@@ -83,6 +95,9 @@ class Sandbox:
                             if prompts is not None else settings.prompt_version)
         self._sim_sections = (prompts.simulator_sections
                               if prompts is not None and not prompts.builtin else None)
+        self.regions = regions  # None: place names are not resolved (see describe())
+        self._regions_info = regions_info or {"adcode_checks": False,
+                                              "adcode_source": "not given"}
         self._tools = tool_schemas
         self._fn = {t["function"]["name"]: t["function"] for t in tool_schemas}
         self.store = store
@@ -118,7 +133,8 @@ class Sandbox:
             return _error("malformed_json", f"参数不是合法的 JSON: {exc}")
         if not isinstance(args, dict):
             return _error("malformed_json", f"参数必须是 JSON 对象, 得到 {type(args).__name__}")
-        bad = validate(name, args, fn.get("parameters", {}), task_time, self.settings.validation)
+        bad = validate(name, args, fn.get("parameters", {}), task_time, self.settings.validation,
+                       self.regions)
         if bad is not None:
             return ToolOutcome(content=bad[1], source="error", error_category=bad[0])
         key = keys.normalize_call(args, task_time)
@@ -167,11 +183,12 @@ class Sandbox:
                                   max_tokens=self.settings.simulator_max_tokens)
         except InfrastructureError:
             raise  # the scheduler retries the episode
-        except Exception as exc:  # noqa: BLE001 - unusable answer: a tool execution error
+        except Exception as exc:  # noqa: BLE001 - reference: the error text is the answer
+            # not persisted (a rerun simulates again); not a tool error: has_error=False there
             msg = json.dumps({"error": f"LLM simulation failed: {exc}"}, ensure_ascii=False)
             self._log(name, args, task_time, msg, "error")
-            return ToolOutcome(content=msg, source="error", error_category="execution_error",
-                               cache_key=key)
+            return ToolOutcome(content=msg, source="simulated",
+                               error_category="simulation_failed", cache_key=key)
         text = self.simulated.put(addr, text)  # first writer wins across processes
         self._log(name, args, task_time, text, "simulated")
         return ToolOutcome(content=text, source="simulated", cache_key=key,
@@ -218,6 +235,16 @@ class Sandbox:
                                         simulated_result=result, timestamp=time.time(),
                                         source=source))
 
+    def describe(self) -> dict[str, Any]:
+        """What decides tool errors and misses, for the run manifest."""
+        s = self.settings
+        return {"validation": s.validation, **self._regions_info,
+                "simulator": bool(s.simulator and self.client is not None),
+                "simulator_model": self.model, "prompt_version": self.sim_version,
+                "top_k": s.top_k, "retrieval": "embedding" if self.index is not None
+                and self.embedder is not None else "seeded sample",
+                "live_hook": s.live_hook or None}
+
     def close(self) -> None:
         """Flush and close the miss-log writer (call once, at process shutdown)."""
         self.miss_log.close()
@@ -230,9 +257,19 @@ def _error(category: str, message: str) -> ToolOutcome:
 
 async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
                        simulator_client: Any | None, simulator_model: str,
-                       embedder: Any | None = None,
+                       embedder: Any | None = None, data_root: str | Path | None = None,
+                       builtin_sample: bool = False,
                        prompts: Any = None) -> Sandbox:
-    """Open the store (and its index, if built) and return the process-wide Sandbox."""
+    """Open the store (and its index, if built) and return the process-wide Sandbox.
+
+    data_root: the directory of the run's task files, where `adcode.txt` is looked for when
+    `settings.adcode_table` is ""; builtin_sample: the run uses the built-in sample. Raises
+    `AdcodeTableError` (one line: the path and how to set it) when the validation needs the
+    table and it cannot be read.
+    """
+    names = [t["function"]["name"] for t in tool_schemas]
+    regions, regions_info = regions_for(settings.adcode_table, names, data_root=data_root,
+                                        builtin_sample=builtin_sample)
     store = CacheStore(settings.store) if settings.store else None
     index = None
     if store is not None and settings.simulator and Path(settings.store + ".index").exists():
@@ -246,5 +283,5 @@ async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str
         index.check_embedder(embedder)  # the model the index was built with, or an error
     return Sandbox(settings, tool_schemas=tool_schemas, store=store,
                    simulator_client=simulator_client, simulator_model=simulator_model,
-                   embedder=embedder, index=index,
+                   embedder=embedder, index=index, regions=regions, regions_info=regions_info,
                    prompts=prompts)
