@@ -239,6 +239,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
     if not taskset.tasks:
         raise SweepError(f"data: dataset {d.dataset!r} with subsets {d.subsets} has no tasks")
     protocols = _protocols(config, taskset.tasks)
+    _check_adcode_table(config, taskset)  # before the engine starts: a missing table fails now
 
     run_dir.mkdir(parents=True, exist_ok=True)
     done = finished_keys(run_dir, repair=True)
@@ -269,7 +270,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         sim = roles["tool_simulator"]
         res.sandbox = await open_sandbox(sb_settings, tool_schemas=taskset.tool_schemas,
                                          simulator_client=AdmittedChat(sim),
-                                         simulator_model=sim.model, prompts=prompt_set)
+                                         simulator_model=sim.model, prompts=prompt_set,
+                                         **_adcode_args(config, taskset))
         _write_run_files(run_dir, config, text, request, manifest, taskset, infos, len(done),
                          sb_settings.store, res.sandbox)
         judge = None
@@ -372,6 +374,22 @@ def _prompt_set(spec: str) -> Any:
 def _prompt_info(spec: str) -> dict[str, Any]:
     ps = _prompt_set(spec)
     return {"name": ps.name, "digest": ps.digest, "path": str(ps.path or "")}
+
+
+def _adcode_args(config: RunConfig, taskset: Any) -> dict[str, Any]:
+    """Where open_sandbox looks for the division table when `sandbox.adcode_table` is ""."""
+    return {"data_root": taskset.files[0].parent if taskset.files else None,
+            "builtin_sample": config.data.dataset == "sample"}
+
+
+def _check_adcode_table(config: RunConfig, taskset: Any) -> None:
+    from cache_store.adcode import AdcodeTableError, regions_for
+
+    names = [t["function"]["name"] for t in taskset.tool_schemas]
+    try:  # loads and caches the table; open_sandbox reuses it
+        regions_for(config.sandbox.adcode_table, names, **_adcode_args(config, taskset))
+    except AdcodeTableError as exc:
+        raise SweepError(f"sandbox: {exc}") from None
 
 
 def _describe(sandbox: Any) -> dict[str, Any]:
