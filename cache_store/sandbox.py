@@ -243,7 +243,9 @@ class Sandbox:
                 "simulator_model": self.model, "prompt_version": self.sim_version,
                 "top_k": s.top_k, "retrieval": "embedding" if self.index is not None
                 and self.embedder is not None else "seeded sample",
-                "live_hook": s.live_hook or None}
+                "live_hook": s.live_hook or None,
+                **({"index": self.index.describe()} if self.index is not None
+                   and hasattr(self.index, "describe") else {})}
 
     def close(self) -> None:
         """Flush and close the miss-log writer (call once, at process shutdown)."""

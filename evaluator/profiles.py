@@ -27,6 +27,7 @@ PROFILE_NAMES = ("auto", "paper", "smoke")
 """Values of the top-level `profile` field."""
 
 BUILTIN_SAMPLE = "sample"
+PAPER_EMBEDDER = "openai:http://127.0.0.1:8001/v1#Qwen/Qwen3-Embedding-8B"
 
 # Score-relevant fields only, in the raw TOML shape of RunConfig. Fields that do not change a
 # score (endpoints, concurrency, admission, output paths) are never part of a profile.
@@ -57,6 +58,9 @@ _PAPER: dict[str, Any] = {
         "simulator_max_tokens": 8192,
         "validation": "reference",
         "top_k": 8,
+        # the paper's retrieval model, served by vLLM (`--runner pooling`); used only when the
+        # store has an index, which must have been built with the same model
+        "embedder": PAPER_EMBEDDER,
     },
 }
 
@@ -86,6 +90,7 @@ _SMOKE: dict[str, Any] = {
         "simulator_max_tokens": 2048,
         "validation": "reference",
         "top_k": 8,
+        "embedder": "",  # the index's own (MiniLM, offline, for the sample)
     },
 }
 

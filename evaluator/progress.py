@@ -163,8 +163,8 @@ class Summary:
         self.terminations[record.termination] += 1
         for call in record.tool_calls:
             self.tool_sources[call.source] += 1
-            if call.error_category:
-                self.tool_errors[call.error_category] += 1
+            if call.source == "error":  # what counts as a tool error (a failed simulation
+                self.tool_errors[call.error_category or "error"] += 1  # is an answer)
         for role, u in record.usage.items():
             self.usage.setdefault(role, Usage()).add(u)
 
