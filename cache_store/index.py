@@ -32,47 +32,37 @@ import asyncio
 import os
 import sys
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 import numpy as np
 
 from cache_store.keys import embedding_text, params_from_key
+from cache_store.recall_gate import (
+    IVF_NPROBE,
+    MAX_PROBE_FRACTION,
+    MIN_RECALL,
+    RECALL_K,
+    RECALL_SAMPLE,
+    ToolSearch,
+    _faiss,
+    _gate_job,
+    gate_tool,
+    nprobe_ladder,
+    recall_at_k,
+    train_ivf,
+)
 from cache_store.store import CacheStore
+
+__all__ = ["IVF_NPROBE", "MAX_PROBE_FRACTION", "MIN_RECALL", "RECALL_K", "RECALL_SAMPLE", "EmbeddingIndex",
+           "IndexMeta", "IndexMismatch", "ToolIndex", "ToolSearch", "build_index", "gate_tool",
+           "nprobe_ladder", "recall_at_k", "train_ivf"]
 
 INDEX_FORMAT = 2            # 2: per-tool search mode and recall (1 had neither: rebuild)
 TEXT_FORMAT = "kv-pipe-pystr-1"  # keys.embedding_text: "k: str(v)" joined by " | ", sorted keys
 IVF_THRESHOLD = 50_000      # tools with more rows are candidates for approximate search
-IVF_NPROBE = 16             # first rung of the nprobe ladder
-RECALL_K = 8                # the reference's top-k (max_examples)
-MIN_RECALL = 0.99
-RECALL_SAMPLE = 1000
-MAX_PROBE_FRACTION = 1 / 8  # probing more lists than this saves too little over exact search
-_TIE_EPS = 1e-5             # inner products within this of the k-th exact score are ties
-
-
 class IndexMismatch(ValueError):
     """The index cannot be used as asked (format, store or embedder mismatch): rebuild it."""
-
-
-class ToolSearch(msgspec.Struct, omit_defaults=True):
-    """How one tool is searched, decided when the index is built.
-
-    search: "exact" (flat inner product) or "approximate" (IVF at `nprobe`).
-    reason: why: "small" (rows <= ivf_threshold), "no-faiss", "recall" (the gate's verdict).
-    recall_at_k: recall@k of IVF vs exact at the chosen (or best tried) nprobe; None if not
-        measured. recall_sample: number of query rows it was measured on.
-    trials: every (nprobe, recall) measured, in ladder order.
-    """
-
-    rows: int
-    search: Literal["exact", "approximate"] = "exact"
-    reason: str = "small"
-    nlist: int = 0
-    nprobe: int = 0
-    recall_at_k: float | None = None
-    recall_sample: int = 0
-    trials: list[tuple[int, float]] = []
 
 
 class IndexMeta(msgspec.Struct):
@@ -93,110 +83,6 @@ class IndexMeta(msgspec.Struct):
 
 def index_dir(store_path: str | Path) -> Path:
     return Path(str(store_path) + ".index")
-
-
-def _faiss() -> Any | None:
-    try:
-        import faiss
-    except ImportError:
-        return None
-    return faiss
-
-
-def _read_vectors(vectors_path: str, n: int, dim: int) -> np.ndarray:
-    return np.asarray(np.memmap(vectors_path, dtype=np.float16, mode="r", shape=(n, dim)),
-                      dtype=np.float32)
-
-
-def _train(faiss: Any, x: np.ndarray) -> Any:
-    n, dim = x.shape
-    nlist = max(1, min(int(4 * np.sqrt(n)), n // 40))
-    quant = faiss.IndexFlatIP(dim)
-    ivf = faiss.IndexIVFFlat(quant, dim, nlist, faiss.METRIC_INNER_PRODUCT)
-    ivf.cp.seed = 1234
-    sample = x[np.random.default_rng(0).choice(n, size=min(n, nlist * 64), replace=False)]
-    ivf.train(sample)
-    ivf.add(x)
-    return ivf
-
-
-def train_ivf(vectors_path: str, n: int, dim: int, out_path: str) -> None:
-    """Train and write an IVF index with no recall gate (benchmarks; builds use `gate_tool`)."""
-    faiss = _faiss()
-    if faiss is None:
-        return
-    faiss.omp_set_num_threads(1)  # determinism over speed; a build runs once
-    ivf = _train(faiss, _read_vectors(vectors_path, n, dim))
-    ivf.nprobe = IVF_NPROBE
-    faiss.write_index(ivf, out_path)
-
-
-def nprobe_ladder(nlist: int, max_fraction: float = MAX_PROBE_FRACTION) -> list[int]:
-    """IVF_NPROBE, doubled while it probes at most `max_fraction` of the lists (>= 1 rung)."""
-    cap = max(1, int(nlist * max_fraction))
-    rungs, p = [], IVF_NPROBE
-    while p <= cap:
-        rungs.append(p)
-        p *= 2
-    return rungs or [min(IVF_NPROBE, nlist)]
-
-
-def recall_at_k(x: np.ndarray, approx_ids: np.ndarray, exact_ids: np.ndarray,
-                exact_scores: np.ndarray, query_rows: np.ndarray, k: int) -> float:
-    """Share of the exact top-k (leaving out each query's own row) that the approximate top-k
-    found; an approximate neighbour scoring within _TIE_EPS of the exact k-th score counts.
-    `approx_ids`, `exact_ids`, `exact_scores`: (q, k+1) search results for x[query_rows]."""
-    hits = total = 0
-    for r, row in enumerate(query_rows):
-        keep = (exact_ids[r] != row) & (exact_ids[r] >= 0)
-        e_ids, e_sc = exact_ids[r][keep][:k], exact_scores[r][keep][:k]
-        kk = len(e_ids)
-        if kk == 0:
-            continue
-        total += kk
-        a_ids = [int(i) for i in approx_ids[r] if i >= 0 and i != row][:kk]
-        exact_set = {int(i) for i in e_ids}
-        kth = float(e_sc[kk - 1])
-        q = x[row]
-        for i in a_ids:
-            if i in exact_set or float(x[i] @ q) >= kth - _TIE_EPS:
-                hits += 1
-    return hits / total if total else 1.0
-
-
-def gate_tool(vectors_path: str, n: int, dim: int, ivf_path: str, *, min_recall: float,
-              sample: int, k: int = RECALL_K, nprobes: list[int] | None = None,
-              seed: int = 0, max_probe_fraction: float = MAX_PROBE_FRACTION) -> ToolSearch:
-    """Train an IVF index for one tool, measure its recall@k against exact search on a seeded
-    sample of the tool's own rows, and keep it (written to `ivf_path`) only if a rung of the
-    nprobe ladder reaches `min_recall`. Runs in a worker process: CPU heavy."""
-    faiss = _faiss()
-    if faiss is None:
-        return ToolSearch(rows=n, search="exact", reason="no-faiss")
-    threads = faiss.omp_get_max_threads()
-    faiss.omp_set_num_threads(1)  # determinism over speed for training
-    x = _read_vectors(vectors_path, n, dim)
-    ivf = _train(faiss, x)
-    faiss.omp_set_num_threads(threads)
-    rows = np.sort(np.random.default_rng(seed).choice(n, size=min(sample, n), replace=False))
-    xq = np.ascontiguousarray(x[rows])
-    kk = min(k + 1, n)
-    e_scores, e_ids = faiss.knn(xq, x, kk, metric=faiss.METRIC_INNER_PRODUCT)
-    ladder = list(nprobes) if nprobes else nprobe_ladder(ivf.nlist, max_probe_fraction)
-    trials: list[tuple[int, float]] = []
-    for p in ladder:
-        ivf.nprobe = min(p, ivf.nlist)
-        _, a_ids = ivf.search(xq, kk)
-        rec = recall_at_k(x, a_ids, e_ids, e_scores, rows, k)
-        trials.append((int(ivf.nprobe), rec))
-        if rec >= min_recall:
-            faiss.write_index(ivf, ivf_path)
-            return ToolSearch(rows=n, search="approximate", reason="recall", nlist=ivf.nlist,
-                              nprobe=int(ivf.nprobe), recall_at_k=rec,
-                              recall_sample=len(rows), trials=trials)
-    best_p, best = max(trials, key=lambda t: t[1])
-    return ToolSearch(rows=n, search="exact", reason="recall", nlist=ivf.nlist, nprobe=best_p,
-                      recall_at_k=best, recall_sample=len(rows), trials=trials)
 
 
 def write_vectors(path: Path, vectors: np.ndarray) -> None:
@@ -272,12 +158,6 @@ async def build_index(store_path: str | Path, embedder: Any, *, embedder_name: s
     tmp.write_bytes(msgspec.json.format(msgspec.json.encode(meta)))
     os.replace(tmp, out / "meta.json")
     return meta
-
-
-def _gate_job(path: str, n: int, dim: int, ivf: str, min_recall: float, sample: int,
-              nprobes: list[int] | None, seed: int) -> ToolSearch:
-    return gate_tool(path, n, dim, ivf, min_recall=min_recall, sample=sample, nprobes=nprobes,
-                     seed=seed)
 
 
 def _progress(done: int, total: int, tool: str) -> None:
