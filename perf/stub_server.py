@@ -1,14 +1,24 @@
 """Zero-latency OpenAI-compatible stub server, for benchmarks and fault-injection tests only.
 
-    python -m perf.stub_server --port 0 [--mode text|tool|malformed] [--tool-turns N] ...
+    python -m perf.stub_server --port 0 [--mode text|tool|malformed|schema] [--tool-turns N] ...
 
 Prints `STUB LISTENING http://127.0.0.1:PORT` once it accepts connections. From Python use
 `start_stub(...)` (a subprocess; `.url`, `.root`, `.stop()`, context manager).
 
 Per-request headers override the CLI defaults:
-  X-Stub-Mode: text | tool | malformed        what a 200 answer looks like
+  X-Stub-Mode: text | tool | malformed | schema   what a 200 answer looks like; schema: a JSON
+                                              object satisfying the request's `response_format`
+                                              JSON schema (enum values picked by the request
+                                              hash), a canned judge; text without a schema
   X-Stub-Tool-Turns: N, X-Stub-Tool-Name: X   tool mode: call X while the conversation has
                                               fewer than N assistant messages, then answer text
+  X-Stub-Tool-Share: F                        tool mode: only requests whose hash falls below F
+                                              (0..1) call a tool; the others answer text
+  X-Stub-Tool-Choices: [[name, args], ...]    tool mode: the call (a JSON list), picked by the
+                                              request hash, instead of X-Stub-Tool-Name
+  X-Stub-Replies: A||B||C                     text answers, picked by the request hash
+The request hash is sha256 of the request's `messages` and `seed`: the same conversation with
+the same seed always gets the same answer, so runs against the stub are reproducible.
   X-Stub-Fail-First: N (+ X-Request-ID: id)   answer X-Stub-Fail-Status (503) the first N times
   X-Stub-Retry-After: S                       Retry-After header on those failures
   X-Stub-Drop-First: N (+ X-Request-ID)       close the connection without answering N times
@@ -23,6 +33,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import hashlib
+import json
 import os
 import socket
 import subprocess
@@ -46,7 +58,58 @@ class _Req(msgspec.Struct):
     messages: list[_Msg] = []
 
 
+class _Hashed(msgspec.Struct):
+    messages: msgspec.Raw = msgspec.Raw(b"[]")
+    seed: int | None = None
+    response_format: dict[str, Any] | None = None
+
+
 _REQ_DECODER = msgspec.json.Decoder(_Req)
+_HASHED_DECODER = msgspec.json.Decoder(_Hashed)
+
+
+def _fraction(req: _Hashed, salt: str) -> float:
+    """A number in [0, 1) from the request's messages and seed (and `salt`)."""
+    h = hashlib.sha256(salt.encode() + b"\0" + bytes(req.messages) + b"\0"
+                       + str(req.seed).encode()).digest()
+    return int.from_bytes(h[:8], "big") / 2**64
+
+
+def _pick(req: _Hashed, salt: str, options: list[Any]) -> Any:
+    return options[int(_fraction(req, salt) * len(options))]
+
+
+def _text_body(req: _Hashed | None, replies: str) -> bytes:
+    if req is None or not replies:
+        return TEXT_BODY
+    text = _pick(req, "reply", replies.split("||"))
+    return _completion({"role": "assistant", "content": text}, "stop", 20, 16)
+
+
+def _schema_value(schema: dict[str, Any], req: _Hashed, path: str) -> Any:
+    """A value satisfying `schema` (objects, enums, strings, numbers, booleans, arrays)."""
+    if "enum" in schema:
+        return _pick(req, path, list(schema["enum"]))
+    kind = schema.get("type")
+    if kind == "object" or "properties" in schema:
+        return {k: _schema_value(v, req, f"{path}.{k}")
+                for k, v in (schema.get("properties") or {}).items()}
+    if kind == "array":
+        return []
+    if kind in ("number", "integer"):
+        return 0
+    if kind == "boolean":
+        return False
+    return f"stub reasoning {path}"
+
+
+def _schema_body(req: _Hashed, replies: str) -> bytes:
+    fmt = req.response_format or {}
+    schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
+    if not isinstance(schema, dict):
+        return _text_body(req, replies)
+    text = _ENC.encode(_schema_value(schema, req, "")).decode()
+    return _completion({"role": "assistant", "content": text}, "stop", 20, 16)
 
 
 def _completion(message: dict[str, Any], finish: str, prompt: int, cached: int) -> bytes:
@@ -155,8 +218,18 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     if sleep_s > 0:
         await asyncio.sleep(sleep_s)
     mode = h.get("X-Stub-Mode", cfg.mode)
+    replies = h.get("X-Stub-Replies", "")
+    hashed: _Hashed | None = None
+    if replies or mode == "schema" or "X-Stub-Tool-Share" in h or "X-Stub-Tool-Choices" in h:
+        try:
+            hashed = _HASHED_DECODER.decode(raw)
+        except msgspec.DecodeError as exc:
+            return _json(_ENC.encode({"error": f"bad request body: {exc}"}), 400)
     if mode == "text":
-        return _json(TEXT_BODY)
+        return _json(_text_body(hashed, replies))
+    if mode == "schema":
+        assert hashed is not None
+        return _json(_schema_body(hashed, replies))
     if mode == "malformed":
         return _json(MALFORMED_BODY)
     if mode == "tool":
@@ -167,10 +240,21 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
         except msgspec.DecodeError as exc:
             return _json(_ENC.encode({"error": f"bad request body: {exc}"}), 400)
         done = sum(1 for m in req.messages if m.role == "assistant")
-        if done < turns:
+        share = float(h.get("X-Stub-Tool-Share", 1.0))
+        if done < turns and (hashed is None or _fraction(hashed, "tool") < share):
+            if hashed is not None and "X-Stub-Tool-Choices" in h:
+                tool, args = _pick(hashed, "which", json.loads(h["X-Stub-Tool-Choices"]))
+                return _json(_tool_body(tool, args, done))
             return _json(state.tool_body(name, done))
-        return _json(TEXT_BODY)
+        return _json(_text_body(hashed, replies))
     return _json(_ENC.encode({"error": f"unknown stub mode {mode!r}"}), 400)
+
+
+def _tool_body(name: str, args: dict[str, Any], turn: int) -> bytes:
+    call = {"id": f"call_{turn}", "type": "function",
+            "function": {"name": name, "arguments": _ENC.encode(args).decode()}}
+    return _completion({"role": "assistant", "content": None, "tool_calls": [call]},
+                       "tool_calls", 40, 32)
 
 
 async def models(request: web.Request) -> web.Response:
@@ -223,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=0, help="0 = pick a free port (printed)")
-    p.add_argument("--mode", choices=["text", "tool", "malformed"], default="text")
+    p.add_argument("--mode", choices=["text", "tool", "malformed", "schema"], default="text")
     p.add_argument("--tool-turns", type=int, default=1)
     p.add_argument("--tool-name", default="lookup")
     p.add_argument("--sleep", type=float, default=0.0, help="seconds before each answer")

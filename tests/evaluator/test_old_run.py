@@ -1,0 +1,93 @@
+"""A run directory written by an older version is resumed, judged and reported with the same
+numbers.
+
+`tests/fixtures/old_run/run` was written by `tests/fixtures/make_old_run.py` at commit 6825ad5,
+before benchmarks became plugins: the built-in sample (3 subsets x 2 tasks x 2 trials) against
+the stub server, judged by the stub's canned `schema` judge, with three units missing and two
+units not judged. `expected/` is that commit's report of the complete run. Today's code must
+rerun the missing units into the same trajectories (same prompts, same sandbox answers and
+error texts), judge exactly the missing judgement keys (the same prompt versions), and report
+the same numbers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.make_old_run import unit_facts
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE = REPO / "tests" / "fixtures" / "old_run"
+
+
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, AGENTSWEEP_HOME=str(home))
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+
+
+def _tables(markdown: str) -> list[str]:
+    """The report's lines from the Summary table on (the title and Runs table name the
+    directory and the time)."""
+    lines = markdown.splitlines()
+    return lines[lines.index("### Summary"):]
+
+
+@pytest.fixture(scope="module")
+def resumed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from perf.stub_server import start_stub
+
+    root = tmp_path_factory.mktemp("old")
+    run_dir = root / "full"  # the run's name when it was written (the report's label)
+    shutil.copytree(FIXTURE / "run", run_dir)
+    home = root / "home"
+    with start_stub("--mode", "text") as stub, start_stub("--mode", "schema") as judge:
+        r = _cli("run", "--resume", str(run_dir), "--engine-url", stub.url, "--progress", "off",
+                 home=home)
+        assert r.returncode == 0, r.stderr
+        assert "3 this session, 9 resumed" in r.stdout, r.stdout
+        r = _cli("judge", str(run_dir), "--judge-url", judge.url, home=home)
+        assert r.returncode == 0, r.stderr
+    r = _cli("report", str(run_dir), "--bootstrap", "200", home=home)
+    assert r.returncode == 0, r.stderr
+    return run_dir
+
+
+def test_resumed_units_have_the_same_trajectories_and_prompt_versions(resumed):
+    want = json.loads((FIXTURE / "expected" / "units.json").read_text())
+    got = unit_facts(resumed)
+    assert sorted(got) == sorted(want)
+    for key, facts in want.items():
+        assert got[key]["trajectory_hash"] == facts["trajectory_hash"], key
+        assert got[key]["prompt_version"] == facts["prompt_version"], key
+
+
+def test_judging_writes_exactly_the_missing_judgement_keys(resumed):
+    want = json.loads((FIXTURE / "expected" / "units.json").read_text())
+    got = unit_facts(resumed)
+    for key, facts in want.items():
+        assert got[key]["judgements"] == facts["judgements"], key
+    lines = [json.loads(x) for x in (resumed / "judgements.jsonl").read_text().splitlines()]
+    keys = Counter((j["trajectory_hash"], j["judge_model"], j["prompt_version"], j["kind"])
+                   for j in lines)
+    assert set(keys.values()) == {1}  # nothing judged twice: old keys were recognised
+
+
+def test_report_numbers_are_identical(resumed):
+    want = json.loads((FIXTURE / "expected" / "report.json").read_text())["runs"][0]
+    got = json.loads((resumed / "report.json").read_text())["runs"][0]
+    assert got["subsets"] == want["subsets"]
+    assert got["travel"] == want["travel"]
+    assert got["info"] == want["info"]
+    md_want = (FIXTURE / "expected" / "report.md").read_text()
+    md_got = (resumed / "report.md").read_text()
+    assert _tables(md_got) == _tables(md_want)
