@@ -35,13 +35,13 @@ import psutil
 
 from backends.chat_wire import decode_response
 from backends.types import ChatMessage, ChatResponse, Endpoint, SamplingParams
-from evaluator.admission import AdmissionController
 from evaluator.config import AdmissionConfig, RetryConfig, RunConfig
-from evaluator.progress import Counters
 from evaluator.protocols import EpisodeContext, ProtocolSettings, get_protocol
-from evaluator.results import EPISODES_FILE, FAILURES_FILE, ResultWriter
-from evaluator.roles import RoleEndpoint
-from evaluator.scheduler import Scheduler, make_units
+from evaluator.run.admission import AdmissionController
+from evaluator.run.progress import Counters
+from evaluator.run.results import EPISODES_FILE, FAILURES_FILE, ResultWriter
+from evaluator.run.roles import RoleEndpoint
+from evaluator.run.scheduler import Scheduler, make_units
 
 _ENC = msgspec.json.Encoder()
 
@@ -88,7 +88,7 @@ class InProcessModel:
 
 async def _sandbox(taskset: Any, tmp: Path, client: Any) -> Any:
     from cache_store.sandbox import open_sandbox
-    from evaluator.sweep import _sandbox_settings
+    from evaluator.run.sweep import _sandbox_settings
 
     config = RunConfig()
     settings = _sandbox_settings(config, tmp, taskset.cache_dir)

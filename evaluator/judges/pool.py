@@ -2,7 +2,7 @@
 
 `submit()` enqueues an EpisodeRecord without blocking; `settings.concurrency` workers judge
 records concurrently and append Judgements to RUN_DIR/judgements.jsonl through the run
-directory's single-writer discipline (`evaluator.results.ResultWriter`: append, fsync, torn
+directory's single-writer discipline (`evaluator.run.results.ResultWriter`: append, fsync, torn
 tail repaired). Judgements are keyed by (trajectory hash, judge model, prompt version, kind);
 a key already on disk is skipped unless `rerun`. Which judge a unit gets:
 - travelbench unsolvable -> rule check (no LLM);
@@ -24,7 +24,13 @@ import msgspec
 from backends.errors import InfrastructureError
 from bench_data.types import Task
 from evaluator.records import EpisodeRecord, Judgement
-from evaluator.results import EPISODES_FILE, ResultsCorrupt, ResultWriter, iter_records, scan_lines
+from evaluator.run.results import (
+    EPISODES_FILE,
+    ResultsCorrupt,
+    ResultWriter,
+    iter_records,
+    scan_lines,
+)
 
 from .call import JudgeClient
 from .settings import JudgeSettings

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from evaluator.admission import CONTINUING, NEW, AdmissionController, LoadSample
 from evaluator.config import AdmissionConfig
+from evaluator.run.admission import CONTINUING, NEW, AdmissionController, LoadSample
 
 
 def _ctl(cap: int = 1, **kw) -> AdmissionController:

@@ -25,7 +25,7 @@ from evaluator.cli import main
 from evaluator.judges.pool import read_judgements
 from evaluator.judges.settings import JudgeSettings
 from evaluator.records import Judgement
-from evaluator.results import EPISODES_FILE, iter_records
+from evaluator.run.results import EPISODES_FILE, iter_records
 from evaluator.scoring import score_run
 from perf.stub_server import free_port
 from tests.evaluator.judge_fakes import make_record

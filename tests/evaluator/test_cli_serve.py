@@ -21,8 +21,8 @@ import pytest
 from backends.process_tree import alive as _alive
 from backends.server import VLLMServer
 from evaluator.cli import build_parser, main
-from evaluator.cli_chat import normalize_url
-from evaluator.cli_serve import READY_PREFIX, serve, server_kwargs
+from evaluator.cli.chat import normalize_url
+from evaluator.cli.serve import READY_PREFIX, serve, server_kwargs
 from tests.backends.test_server_process import FAKE_SERVER, kill_leftovers, wait_gone
 
 REPO = Path(__file__).resolve().parents[2]
@@ -226,7 +226,7 @@ DRIVER = textwrap.dedent('''
     import sys
     sys.path.insert(0, {root!r})
     from tests.evaluator.test_cli_serve import _fake_factory, _serve_args
-    from evaluator.cli_serve import serve
+    from evaluator.cli.serve import serve
     from pathlib import Path
     args = _serve_args(*sys.argv[3:])
     sys.exit(serve(args, _fake_factory(Path(sys.argv[1]), sys.argv[2])))

@@ -6,7 +6,7 @@ import pytest
 
 from backends.types import ChatMessage
 from evaluator.records import EpisodeRecord, UnitId
-from evaluator.results import (
+from evaluator.run.results import (
     EPISODES_FILE,
     ResultsCorrupt,
     ResultWriter,

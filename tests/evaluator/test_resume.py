@@ -6,9 +6,9 @@ from collections import Counter
 
 import pytest
 
-from evaluator.manifest import read_manifest
-from evaluator.results import EPISODES_FILE, iter_records
-from evaluator.sweep import RunRequest, SweepError, run_sweep
+from evaluator.run.manifest import read_manifest
+from evaluator.run.results import EPISODES_FILE, iter_records
+from evaluator.run.sweep import RunRequest, SweepError, run_sweep
 
 FAKE = "tests.evaluator.run_fakes:one_call_episode"
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.results import EPISODES_FILE, iter_failures, iter_records
+from evaluator.run.results import EPISODES_FILE, iter_failures, iter_records
 
 FAKE = "tests.evaluator.run_fakes:one_call_episode"
 REPO = Path(__file__).resolve().parents[2]

@@ -8,17 +8,17 @@ from backends.errors import ConnectionFailed, HTTPStatusError, RetriesExhausted
 from backends.types import ChatMessage
 from bench_data.types import Task
 from evaluator.config import RetryConfig
-from evaluator.progress import Counters
 from evaluator.records import EpisodeRecord, UnitId
-from evaluator.results import (
+from evaluator.run.progress import Counters
+from evaluator.run.results import (
     EPISODES_FILE,
     FAILURES_FILE,
     ResultWriter,
     iter_failures,
     iter_records,
 )
-from evaluator.roles import EpisodeTicket
-from evaluator.scheduler import Scheduler, derive_seed, make_units, session_id
+from evaluator.run.roles import EpisodeTicket
+from evaluator.run.scheduler import Scheduler, derive_seed, make_units, session_id
 
 TASKS = [Task(benchmark="b", subset="s", task_id=f"t{i}") for i in range(5)]
 FAST_RETRY = RetryConfig(max_attempts=3, backoff_s=0.001, backoff_cap_s=0.002)

@@ -13,10 +13,10 @@ import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
 from backends.types import ChatMessage, FunctionCall, ToolCall, Usage
-from evaluator import progress
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement, ToolCallRecord, UnitId
-from evaluator.results import FailureRecord
+from evaluator.run import progress
+from evaluator.run.results import FailureRecord
 from evaluator.view.export import export_static
 from evaluator.view.query import RunView
 from evaluator.view.server import STATIC_FILES, Viewer, make_app, open_runs, static_text

@@ -30,7 +30,7 @@ import pytest
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import Judgement
 from evaluator.report import build_report, load_run, write_report
-from evaluator.results import iter_records
+from evaluator.run.results import iter_records
 
 pytestmark = pytest.mark.browser
 REPO = Path(__file__).resolve().parents[2]

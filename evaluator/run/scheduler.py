@@ -24,10 +24,10 @@ import msgspec
 from backends.errors import InfrastructureError
 from bench_data.types import Task
 from evaluator.config import RetryConfig
-from evaluator.progress import Counters
 from evaluator.records import EpisodeRecord, UnitId
-from evaluator.results import FailureRecord, ResultWriter
-from evaluator.roles import EpisodeTicket
+from evaluator.run.progress import Counters
+from evaluator.run.results import FailureRecord, ResultWriter
+from evaluator.run.roles import EpisodeTicket
 
 EpisodeFn = Callable[[UnitId, Task, EpisodeTicket], Awaitable[EpisodeRecord]]
 

@@ -13,15 +13,15 @@ import sys
 
 # module path -> subcommands it registers (for the help text; modules register themselves)
 SUBCOMMAND_MODULES = (
-    "evaluator.cli_serve",    # serve
-    "evaluator.cli_chat",     # chat
-    "evaluator.cli_run",      # run
-    "evaluator.cli_judge",    # judge
-    "evaluator.cli_report",   # report
-    "evaluator.cli_view",     # view
-    "evaluator.cli_data",     # data list
-    "evaluator.cli_cache",    # cache import | index | misses | synth
-    "evaluator.cli_prompts",  # prompts import | list | show
+    "evaluator.cli.serve",    # serve
+    "evaluator.cli.chat",     # chat
+    "evaluator.cli.run",      # run
+    "evaluator.cli.judge",    # judge
+    "evaluator.cli.report",   # report
+    "evaluator.cli.view",     # view
+    "evaluator.cli.data",     # data list
+    "evaluator.cli.cache",    # cache import | index | misses | synth
+    "evaluator.cli.prompts",  # prompts import | list | show
 )
 
 
@@ -53,7 +53,3 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -98,7 +98,7 @@ def run_judge(args: argparse.Namespace) -> int:
     2 bad RUN_DIR, config or arguments."""
     from backends.errors import InfrastructureError
     from evaluator.config import ConfigError
-    from evaluator.results import ResultsCorrupt
+    from evaluator.run.results import ResultsCorrupt
 
     run_dir: Path = args.run_dir
     if not (run_dir / "episodes.jsonl").is_file():

@@ -78,7 +78,7 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
 
 def run_command(args: argparse.Namespace) -> int:
     from evaluator.config import ConfigError
-    from evaluator.sweep import EXIT_USAGE, RunRequest, SweepError, run_sweep
+    from evaluator.run.sweep import EXIT_USAGE, RunRequest, SweepError, run_sweep
 
     try:
         overrides = collect_overrides(args)
@@ -104,7 +104,7 @@ def run_command(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     print(result.summary)
     if args.report and result.exit_code != 130:
-        from evaluator.cli_report import run_report
+        from evaluator.cli.report import run_report
 
         rargs = argparse.Namespace(run_dirs=[result.run_dir], out=None, success_threshold=None,
                                    bootstrap=1000, seed=0, backend="auto", no_scoring=False)

@@ -22,7 +22,6 @@ import msgspec
 from backends.client import ChatClient
 from backends.types import Endpoint
 from bench_data.types import Task
-from evaluator.admission import AdmissionController
 from evaluator.config import (
     AdmissionConfig,
     ConfigError,
@@ -31,8 +30,11 @@ from evaluator.config import (
     plain,
     profile_deviations,
 )
-from evaluator.judging_hook import start_judging
-from evaluator.manifest import (
+from evaluator.protocols.base import EpisodeContext, ProtocolSettings
+from evaluator.records import EpisodeRecord, UnitId
+from evaluator.run.admission import AdmissionController
+from evaluator.run.judging_hook import start_judging
+from evaluator.run.manifest import (
     CONFIG_FILE,
     MANIFEST_FILE,
     ResumeEntry,
@@ -42,18 +44,16 @@ from evaluator.manifest import (
     read_manifest,
     write_manifest,
 )
-from evaluator.progress import Counters, Summary, progress_task
-from evaluator.protocols.base import EpisodeContext, ProtocolSettings
-from evaluator.records import EpisodeRecord, UnitId
-from evaluator.results import (
+from evaluator.run.progress import Counters, Summary, progress_task
+from evaluator.run.results import (
     EPISODES_FILE,
     FAILURES_FILE,
     ResultWriter,
     finished_keys,
     iter_records,
 )
-from evaluator.roles import AdmittedChat, EpisodeTicket, RoleEndpoint
-from evaluator.scheduler import Scheduler, make_units
+from evaluator.run.roles import AdmittedChat, EpisodeTicket, RoleEndpoint
+from evaluator.run.scheduler import Scheduler, make_units
 
 EXIT_OK, EXIT_FAILED_UNITS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 3, 2, 130
 

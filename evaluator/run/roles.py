@@ -15,8 +15,8 @@ import msgspec
 
 from backends.client import ChatClient
 from backends.types import ChatMessage, ChatResponse, SamplingParams
-from evaluator.admission import CONTINUING, NEW, AdmissionController
-from evaluator.progress import Counters
+from evaluator.run.admission import CONTINUING, NEW, AdmissionController
+from evaluator.run.progress import Counters
 
 
 class EpisodeTicket:

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from evaluator.cli_serve import _add_engine_options, _default_log, _err
+from evaluator.cli.serve import _add_engine_options, _default_log, _err
 
 if TYPE_CHECKING:
     from backends.types import ChatResponse

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any
 
 from backends.types import Endpoint
-from evaluator.admission import NEW
 from evaluator.config import RunConfig
 from evaluator.judges.pool import JudgePool
-from evaluator.progress import Counters
 from evaluator.records import EpisodeRecord
-from evaluator.roles import AdmittedChat, RoleEndpoint
+from evaluator.run.admission import NEW
+from evaluator.run.progress import Counters
+from evaluator.run.roles import AdmittedChat, RoleEndpoint
 
 
 class JudgeHook:
