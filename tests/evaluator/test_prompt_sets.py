@@ -330,7 +330,7 @@ def test_judge_sends_the_sets_system_prompt(imported):
     assert seen == [["system", "user"], ["user"]]
 
 
-def test_simulator_uses_the_set(imported):
+def test_simulator_uses_the_set(imported, tmp_path):
     schema = {"name": "t", "description": "d", "parameters": {}}
     system, user = build_messages(schema, {"a": 1}, [("p1", "r1"), ("p2", "r2")], "v1",
                                   imported.simulator_sections)
@@ -339,10 +339,12 @@ def test_simulator_uses_the_set(imported):
     assert user.content == 'Call t with {\n  "a": 1\n}'
     none, _ = build_messages(schema, {}, [], "v1", imported.simulator_sections)
     assert none.content.endswith("{}\n\nNo examples for t.\n")
-    sb = Sandbox(SandboxSettings(), tool_schemas=[], store=None, simulator_client=None,
+    here = SandboxSettings(miss_log=str(tmp_path / "m.jsonl"),  # nothing in the cwd
+                           simulated_store=str(tmp_path / "sim"))
+    sb = Sandbox(here, tool_schemas=[], store=None, simulator_client=None,
                  simulator_model="m", prompts=imported)
     assert sb.sim_version == f"fake@{file_digest(imported.texts['tool_simulator'])}"
-    builtin = Sandbox(SandboxSettings(), tool_schemas=[], store=None, simulator_client=None,
+    builtin = Sandbox(here, tool_schemas=[], store=None, simulator_client=None,
                       simulator_model="m", prompts=load_prompt_set())
     assert builtin.sim_version == "v1"
 
