@@ -1,9 +1,9 @@
 """GroupTravelBench loader: JSON Lines of multi-user group-trip tasks -> `Task`s.
 
 Task(benchmark="grouptravelbench", subset=<file stem without "_sample">, task_id=task_id).
-`travel` carries the TravelBench-shaped part (query, time, context) so that code reading the
-travel payload works unchanged; `instructions` is the query; the group-specific fields
-(metadata, user_preferences, initial_messages, difficulty) are kept verbatim in `extra`.
+`payload` is a `GroupTravelTask` (a TravelBench-shaped task plus the group); `instructions` is
+the query; the group-specific fields (metadata, user_preferences, initial_messages,
+difficulty) are also kept verbatim in `extra`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from typing import Any
 import msgspec
 
 from bench_data.decoding import first_occurrence, iter_jsonl
-from bench_data.travelbench import LoadResult
-from bench_data.types import LoadIssue, Task, TaskLoadError, TravelBenchTask
+from bench_data.formats import DataFormat, LoadResult, first_record_keys
+from bench_data.types import GroupTravelTask, LoadIssue, Task, TaskLoadError
 
 BENCHMARK = "grouptravelbench"
 
@@ -66,8 +66,11 @@ def load_grouptravel_file(
         if dup is not None:
             issues.append(dup)
             continue
-        travel = TravelBenchTask(trace_id=item.task_id, time=item.time, query=item.query,
-                                 context=item.context)
+        payload = GroupTravelTask(
+            trace_id=item.task_id, time=item.time, query=item.query, context=item.context,
+            user_preferences=item.user_preferences, initial_messages=item.initial_messages,
+            metadata=item.metadata, difficulty_score=item.difficulty_score,
+            difficulty_type=item.difficulty_type)
         extra: dict[str, Any] = {
             "metadata": item.metadata,
             "user_preferences": item.user_preferences,
@@ -76,10 +79,27 @@ def load_grouptravel_file(
             "difficulty_type": item.difficulty_type,
         }
         tasks.append(Task(benchmark=BENCHMARK, subset=subset, task_id=item.task_id,
-                          source=f"{where}:{lineno}", travel=travel,
+                          source=f"{where}:{lineno}", payload=payload,
                           instructions=item.query, extra=extra))
         if limit is not None and len(tasks) >= limit:
             break
     if issues and not skip_bad:
         raise TaskLoadError(issues)
     return LoadResult(tasks=tasks, issues=issues)
+
+
+def is_group_file(path: Path) -> bool:
+    """A JSON Lines file whose records have a task_id and the group's preferences."""
+    return path.suffix == ".jsonl" and {"task_id", "user_preferences"} <= first_record_keys(path)
+
+
+def _parts(root: Path) -> list[tuple[str, Path]]:
+    return [(subset_for_file(p), p) for p in sorted(root.glob("*.jsonl")) if is_group_file(p)]
+
+
+def _file_subset(path: Path) -> str | None:
+    return subset_for_file(path) if is_group_file(path) else None
+
+
+FORMAT = DataFormat(benchmark=BENCHMARK, load_file=load_grouptravel_file, find_parts=_parts,
+                    file_subset=_file_subset)

@@ -1,7 +1,10 @@
 """Dataset registry: find benchmark data by name or path and load it as a `TaskSet`.
 
-Names: "sample" (built in, no download), "travelbench", "vitabench", "grouptravelbench"
-(looked up under the data directory), or a path to a benchmark directory or task file.
+Datasets are found and read through the registered `DataFormat`s (`bench_data.formats`): the
+built-in TravelBench, GroupTravelBench and VitaBench, and any a plugin benchmark registers
+(`register_format`). Names: "sample" (the built-in sample, no download), a benchmark's name
+(its directory under the data directory), or a path to a benchmark directory or task file;
+`benchmark=` reads the data as that benchmark's instead of recognising it.
 
 Data directory, first that exists: the `data_dir` argument, `$AGENTSWEEP_DATA_DIR`,
 `./../shared/data` (relative to the working directory), `<repo>/../shared/data`.
@@ -10,23 +13,67 @@ Data directory, first that exists: the `data_dir` argument, `$AGENTSWEEP_DATA_DI
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from bench_data import grouptravelbench, travelbench, vitabench
-from bench_data.travelbench import LoadResult
+from bench_data.formats import DataFormat
+from bench_data.tools import check_tool_schemas
 from bench_data.types import LoadIssue, Task, TaskLoadError
 
 DATA_DIR_ENV = "AGENTSWEEP_DATA_DIR"
-SAMPLE_DIR = Path(__file__).resolve().parent / "samples" / "travel_sample"
-SAMPLE_LICENSE = "Apache-2.0 (written for agentsweep)"
-KNOWN = ("travelbench", "vitabench", "grouptravelbench")
+SAMPLE = "sample"
 CACHE_SUBDIRS = ("cache", "sandbox_cache")
 
-Loader = Callable[..., LoadResult]
+# registration order; recognising data tries the latest registered first (plugins before the
+# built-ins, whose catch-all TravelBench .jsonl rule goes last)
+_FORMATS: dict[str, DataFormat] = {}
+
+
+def register_format(fmt: DataFormat, *, replace: bool = False) -> None:
+    """Make a benchmark's data findable by name, path and `benchmark=`."""
+    if fmt.benchmark == SAMPLE:
+        raise ValueError(f"{SAMPLE!r} is the built-in sample dataset, not a benchmark name")
+    old = _FORMATS.get(fmt.benchmark)
+    if old is not None and old is not fmt and not replace:
+        raise ValueError(f"a data format for {fmt.benchmark!r} is already registered")
+    _FORMATS[fmt.benchmark] = fmt
+
+
+for _fmt in (travelbench.FORMAT, grouptravelbench.FORMAT, vitabench.FORMAT):
+    register_format(_fmt)
+
+
+def formats() -> list[DataFormat]:
+    """The registered formats in registration order."""
+    return list(_FORMATS.values())
+
+
+def get_format(benchmark: str) -> DataFormat:
+    try:
+        return _FORMATS[benchmark]
+    except KeyError:
+        raise KeyError(f"no data format for benchmark {benchmark!r}; known: "
+                       f"{', '.join(_FORMATS)}") from None
+
+
+def sample_format() -> DataFormat:
+    """The format of the built-in sample dataset: the first registered one that ships one."""
+    for fmt in _FORMATS.values():
+        if fmt.sample is not None:
+            return fmt
+    raise FileNotFoundError("no registered benchmark ships a built-in sample")
+
+
+SAMPLE_DIR = travelbench.FORMAT.sample
+"""The built-in sample's directory (TravelBench-shaped)."""
+
+
+def _detect_order() -> list[DataFormat]:
+    return list(reversed(_FORMATS.values()))
 
 
 class DatasetInfo(msgspec.Struct):
@@ -62,6 +109,7 @@ class TaskSet(msgspec.Struct):
     files: list[Path]
     issues: list[LoadIssue]
     license: str = ""
+    builtin: bool = False  # the built-in sample
 
     def subsets(self) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -71,22 +119,18 @@ class TaskSet(msgspec.Struct):
 
 
 class _Source(msgspec.Struct):
-    """A resolved dataset: which loader reads which file for which subset."""
+    """A resolved dataset: which format reads which file for which subset."""
 
     name: str
-    benchmark: str
+    format: DataFormat
     root: Path
     parts: list[tuple[str, Path]]  # (subset, file) in load order
-    loader_name: str
     builtin: bool = False
     schema_file: Path | None = None
 
-
-_LOADERS: dict[str, Loader] = {
-    "travelbench": travelbench.load_travelbench_file,
-    "vitabench": vitabench.load_vitabench_file,
-    "grouptravelbench": grouptravelbench.load_grouptravel_file,
-}
+    @property
+    def benchmark(self) -> str:
+        return self.format.benchmark
 
 
 def resolve_data_dir(data_dir: Path | str | None = None) -> Path | None:
@@ -126,76 +170,51 @@ def read_license(directory: Path) -> str:
     return "unknown (no LICENSE file)"
 
 
-def _first_record_keys(path: Path) -> set[str]:
-    with path.open("rb") as fh:
-        for raw in fh:
-            if raw.strip():
-                try:
-                    obj = msgspec.json.decode(raw)
-                except msgspec.DecodeError:
-                    return set()
-                return set(obj) if isinstance(obj, dict) else set()
-    return set()
-
-
-def _jsonl_benchmark(path: Path) -> str:
-    keys = _first_record_keys(path)
-    return "grouptravelbench" if {"task_id", "user_preferences"} <= keys else "travelbench"
-
-
-def _from_dir(name: str, root: Path, builtin: bool = False) -> _Source:
-    travel_parts = [(s, root / f) for s, f in travelbench.SUBSET_FILES.items()
-                    if (root / f).is_file()]
-    if travel_parts:
-        schema = root / travelbench.TOOL_SCHEMAS_FILE
-        return _Source(name=name, benchmark="travelbench", root=root, parts=travel_parts,
-                       loader_name="travelbench", builtin=builtin,
-                       schema_file=schema if schema.is_file() else None)
-    vita = sorted(p for p in root.glob(f"*/{vitabench.TASK_FILE}"))
-    if (root / vitabench.TASK_FILE).is_file():
-        vita.insert(0, root / vitabench.TASK_FILE)
-    if vita:
-        parts = [(vitabench.canonical_domain(p.parent.name), p) for p in vita]
-        return _Source(name=name, benchmark="vitabench", root=root, parts=parts,
-                       loader_name="vitabench")
-    jsonl = sorted(root.glob("*.jsonl"))
-    group = [p for p in jsonl if _jsonl_benchmark(p) == "grouptravelbench"]
-    if group:
-        parts = [(grouptravelbench.subset_for_file(p), p) for p in group]
-        return _Source(name=name, benchmark="grouptravelbench", root=root, parts=parts,
-                       loader_name="grouptravelbench")
+def _from_dir(name: str, root: Path, builtin: bool = False,
+              benchmark: str | None = None) -> _Source:
+    candidates = [get_format(benchmark)] if benchmark else _detect_order()
+    for fmt in candidates:
+        parts = fmt.find_parts(root)
+        if parts:
+            return _Source(name=name, format=fmt, root=root, parts=parts, builtin=builtin,
+                           schema_file=fmt.tool_schemas(root))
+    if benchmark:
+        raise FileNotFoundError(f"{root}: no {benchmark} task files found")
     raise FileNotFoundError(
         f"{root}: no benchmark files found (expected TravelBench single_turn/multi_turn/"
-        f"unsolve.jsonl, VitaBench <domain>/{vitabench.TASK_FILE}, or GroupTravelBench *.jsonl)")
+        f"unsolve.jsonl, VitaBench <domain>/{vitabench.TASK_FILE}, GroupTravelBench *.jsonl, "
+        f"or the files of another registered benchmark: {', '.join(_FORMATS)})")
 
 
-def _from_file(path: Path) -> _Source:
-    if path.name == travelbench.TOOL_SCHEMAS_FILE:
+def _from_file(path: Path, benchmark: str | None = None) -> _Source:
+    if any(fmt.tool_schemas(path.parent) == path for fmt in _FORMATS.values()):
         raise ValueError(f"{path} is a tool-schema file, not a task file")
-    if path.suffix == ".json":
-        subset = vitabench.canonical_domain(path.parent.name) if path.name == vitabench.TASK_FILE \
-            else path.stem
-        return _Source(name=str(path), benchmark="vitabench", root=path.parent,
-                       parts=[(subset, path)], loader_name="vitabench")
-    if path.suffix != ".jsonl":
-        raise ValueError(f"{path}: expected a .jsonl or .json task file")
-    bench = _jsonl_benchmark(path)
-    if bench == "grouptravelbench":
-        return _Source(name=str(path), benchmark=bench, root=path.parent,
-                       parts=[(grouptravelbench.subset_for_file(path), path)],
-                       loader_name=bench)
-    subset = travelbench.subset_for_file(path) or ""
-    schema = path.parent / travelbench.TOOL_SCHEMAS_FILE
-    return _Source(name=str(path), benchmark="travelbench", root=path.parent,
-                   parts=[(subset, path)], loader_name="travelbench",
-                   schema_file=schema if schema.is_file() else None)
+    candidates = [get_format(benchmark)] if benchmark else _detect_order()
+    for fmt in candidates:
+        subset = fmt.file_subset(path)
+        if subset is not None:
+            return _Source(name=str(path), format=fmt, root=path.parent,
+                           parts=[(subset, path)], schema_file=fmt.tool_schemas(path.parent))
+    if benchmark:
+        raise ValueError(f"{path}: not a {benchmark} task file")
+    raise ValueError(f"{path}: expected a .jsonl or .json task file")
 
 
-def resolve(name_or_path: str, data_dir: Path | str | None = None) -> _Source:
-    """Find the files behind a dataset name or path; raise FileNotFoundError naming places."""
-    if name_or_path == "sample":
-        return _from_dir("sample", SAMPLE_DIR, builtin=True)
-    if name_or_path in KNOWN:
+def resolve(name_or_path: str, data_dir: Path | str | None = None,
+            benchmark: str | None = None) -> _Source:
+    """Find the files behind a dataset name or path; raise FileNotFoundError naming places.
+    `benchmark`: read the data as that benchmark's (None = recognise it)."""
+    if benchmark is not None:
+        get_format(benchmark)  # a clear error for an unknown name
+    if name_or_path == SAMPLE:
+        fmt = get_format(benchmark) if benchmark else sample_format()
+        if fmt.sample is None:
+            raise FileNotFoundError(f"benchmark {benchmark!r} ships no built-in sample")
+        return _from_dir(SAMPLE, fmt.sample, builtin=True, benchmark=fmt.benchmark)
+    if name_or_path in _FORMATS:
+        if benchmark and benchmark != name_or_path:
+            raise ValueError(f"dataset {name_or_path!r} is benchmark {name_or_path!r}'s data, "
+                             f"not {benchmark!r}'s")
         base = resolve_data_dir(data_dir)
         if base is None:
             raise FileNotFoundError(
@@ -205,15 +224,27 @@ def resolve(name_or_path: str, data_dir: Path | str | None = None) -> _Source:
         root = base / name_or_path
         if not root.is_dir():
             raise FileNotFoundError(f"dataset {name_or_path!r}: {root} does not exist")
-        return _from_dir(name_or_path, root)
+        return _from_dir(name_or_path, root, benchmark=name_or_path)
     path = Path(name_or_path).expanduser()
     if path.is_dir():
-        return _from_dir(str(path), path)
+        return _from_dir(str(path), path, benchmark=benchmark)
     if path.is_file():
-        return _from_file(path)
-    known = ", ".join(("sample", *KNOWN))
+        return _from_file(path, benchmark)
+    known = ", ".join((SAMPLE, *_FORMATS))
     raise FileNotFoundError(f"{name_or_path!r} is neither a dataset name ({known}) "
                             f"nor an existing file or directory")
+
+
+def benchmark_of(name_or_path: str, data_dir: Path | str | None = None) -> str | None:
+    """The benchmark a dataset belongs to, without loading it (None when it cannot be found)."""
+    if name_or_path == SAMPLE:
+        return sample_format().benchmark
+    if name_or_path in _FORMATS:
+        return name_or_path
+    try:
+        return resolve(name_or_path, data_dir).benchmark
+    except (OSError, ValueError, KeyError):
+        return None
 
 
 def find_cache_dir(root: Path) -> Path | None:
@@ -227,7 +258,7 @@ def find_cache_dir(root: Path) -> Path | None:
 def _select(source: _Source, subsets: Sequence[str] | None) -> list[tuple[str, Path]]:
     if not subsets:
         return source.parts
-    canon = {travelbench.canonical_subset(vitabench.canonical_domain(s)) for s in subsets}
+    canon = {source.format.canonical_subset(s) for s in subsets}
     available = {s for s, _ in source.parts}
     unknown = sorted(canon - available)
     if unknown:
@@ -243,17 +274,19 @@ def load_tasks(
     limit: int | None = None,
     data_dir: Path | str | None = None,
     skip_bad: bool = False,
+    benchmark: str | None = None,
 ) -> TaskSet:
     """Load a dataset by name or path.
 
     subsets: keep only these (aliases such as "unsolve" accepted); limit: the first N good
     tasks of each subset in file order. With skip_bad=False any bad record (in any file,
-    tool schemas included) raises TaskLoadError listing every issue found.
+    tool schemas included) raises TaskLoadError listing every issue found. benchmark: read
+    the data as that benchmark's (None = recognise it).
     """
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be >= 0, got {limit}")
-    source = resolve(name_or_path, data_dir)
-    loader = _LOADERS[source.loader_name]
+    source = resolve(name_or_path, data_dir, benchmark)
+    loader = source.format.load_file
     tasks: list[Task] = []
     issues: list[LoadIssue] = []
     files: list[Path] = []
@@ -264,19 +297,25 @@ def load_tasks(
         files.append(path)
     tool_schemas: list[dict[str, Any]] = []
     if source.schema_file is not None:
-        tool_schemas, schema_issues = travelbench.check_tool_schemas(source.schema_file)
+        tool_schemas, schema_issues = check_tool_schemas(source.schema_file)
         issues.extend(schema_issues)
         files.append(source.schema_file)
     if issues and not skip_bad:
         raise TaskLoadError(issues)
-    license_name = SAMPLE_LICENSE if source.builtin else read_license(source.root)
     return TaskSet(name=source.name, benchmark=source.benchmark, tasks=tasks,
                    tool_schemas=tool_schemas, cache_dir=find_cache_dir(source.root),
-                   files=files, issues=issues, license=license_name)
+                   files=files, issues=issues, license=_license(source),
+                   builtin=source.builtin)
+
+
+def _license(source: _Source) -> str:
+    if source.builtin:
+        return source.format.license or "unknown (built-in sample)"
+    return read_license(source.root)
 
 
 def _info(source: _Source) -> DatasetInfo:
-    loader = _LOADERS[source.loader_name]
+    loader = source.format.load_file
     counts: dict[str, int] = {}
     n_issues = 0
     for subset, path in source.parts:
@@ -284,26 +323,27 @@ def _info(source: _Source) -> DatasetInfo:
         counts[subset] = counts.get(subset, 0) + len(result.tasks)
         n_issues += len(result.issues)
     return DatasetInfo(name=source.name, benchmark=source.benchmark, path=str(source.root),
-                       subsets=counts, builtin=source.builtin,
-                       license=SAMPLE_LICENSE if source.builtin else read_license(source.root),
+                       subsets=counts, builtin=source.builtin, license=_license(source),
                        issues=n_issues)
 
 
-def list_datasets(data_dir: Path | str | None = None) -> list[DatasetInfo]:
-    """The built-in sample, then each known benchmark (available or not) under the data dir."""
-    infos = [_info(_from_dir("sample", SAMPLE_DIR, builtin=True))]
+def dataset_info(benchmark: str, data_dir: Path | str | None = None) -> DatasetInfo:
+    """Benchmark BENCHMARK's data under the data directory (available or not)."""
     base = resolve_data_dir(data_dir)
-    for name in KNOWN:
-        root = base / name if base is not None else None
-        if root is None or not root.is_dir():
-            infos.append(DatasetInfo(name=name, benchmark=name,
-                                     path=str(root) if root else "", subsets={},
-                                     builtin=False, license="", available=False))
-            continue
-        try:
-            infos.append(_info(_from_dir(name, root)))
-        except FileNotFoundError:
-            infos.append(DatasetInfo(name=name, benchmark=name, path=str(root), subsets={},
-                                     builtin=False, license=read_license(root),
-                                     available=False))
+    root = base / benchmark if base is not None else None
+    if root is None or not root.is_dir():
+        return DatasetInfo(name=benchmark, benchmark=benchmark, path=str(root) if root else "",
+                           subsets={}, builtin=False, license="", available=False)
+    try:
+        return _info(_from_dir(benchmark, root, benchmark=benchmark))
+    except FileNotFoundError:
+        return DatasetInfo(name=benchmark, benchmark=benchmark, path=str(root), subsets={},
+                           builtin=False, license=read_license(root), available=False)
+
+
+def list_datasets(data_dir: Path | str | None = None) -> list[DatasetInfo]:
+    """The built-in sample, then each registered benchmark's data (available or not)."""
+    resolve_data_dir(data_dir)  # a bad --data-dir is an error, not "not found"
+    infos = [_info(resolve(SAMPLE))]
+    infos += [dataset_info(fmt.benchmark, data_dir) for fmt in _FORMATS.values()]
     return infos

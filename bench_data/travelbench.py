@@ -9,12 +9,24 @@ from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-import msgspec
-
-from bench_data.decoding import convert_element, first_occurrence, iter_json_array, iter_jsonl
+from bench_data.decoding import first_occurrence, iter_jsonl
+from bench_data.formats import DataFormat, LoadResult
+from bench_data.tools import check_tool_schemas, load_tool_schemas
 from bench_data.types import LoadIssue, Task, TaskLoadError, TravelBenchTask
+
+__all__ = [
+    "BENCHMARK",
+    "FORMAT",
+    "SUBSET_FILES",
+    "TOOL_SCHEMAS_FILE",
+    "LoadResult",
+    "canonical_subset",
+    "check_tool_schemas",
+    "load_tool_schemas",
+    "load_travelbench_file",
+    "subset_for_file",
+]
 
 BENCHMARK = "travelbench"
 SUBSET_FILES: dict[str, str] = {
@@ -24,13 +36,6 @@ SUBSET_FILES: dict[str, str] = {
 }
 SUBSET_ALIASES: dict[str, str] = {"unsolve": "unsolvable", "unsolved": "unsolvable"}
 TOOL_SCHEMAS_FILE = "tool_schemas.json"
-
-
-class LoadResult(msgspec.Struct):
-    """What one file gave: the good tasks in file order, and the issues found."""
-
-    tasks: list[Task]
-    issues: list[LoadIssue]
 
 
 def canonical_subset(name: str) -> str:
@@ -96,7 +101,7 @@ def load_travelbench_file(
             continue
         tasks.append(
             Task(benchmark=benchmark, subset=subset, task_id=item.trace_id,
-                 source=f"{where}:{lineno}", travel=item)
+                 source=f"{where}:{lineno}", payload=item)
         )
         if limit is not None and len(tasks) >= limit:
             break
@@ -105,56 +110,26 @@ def load_travelbench_file(
     return LoadResult(tasks=tasks, issues=issues)
 
 
-# ---- tool schemas -------------------------------------------------------------------------
+def _parts(root: Path) -> list[tuple[str, Path]]:
+    return [(s, root / f) for s, f in SUBSET_FILES.items() if (root / f).is_file()]
 
 
-class _FunctionSpec(msgspec.Struct, forbid_unknown_fields=False):
-    name: str
-    parameters: dict[str, Any]
-    description: str = ""
+def _file_subset(path: Path) -> str | None:
+    """Any .jsonl file (the subset from its name, else decided by its records)."""
+    if path.name == TOOL_SCHEMAS_FILE or path.suffix != ".jsonl":
+        return None
+    return subset_for_file(path) or ""
 
 
-class _ToolSpec(msgspec.Struct, forbid_unknown_fields=False):
-    type: str
-    function: _FunctionSpec
+def _tool_schemas(root: Path) -> Path | None:
+    path = root / TOOL_SCHEMAS_FILE
+    return path if path.is_file() else None
 
 
-def check_tool_schemas(path: Path | str) -> tuple[list[dict[str, Any]], list[LoadIssue]]:
-    """Read an OpenAI-function-format tool list; return (tools in file order, issues)."""
-    path = Path(path)
-    where = str(path)
-    tools: list[dict[str, Any]] = []
-    issues: list[LoadIssue] = []
-    names: dict[str, int] = {}
-    for index, (line, item) in enumerate(iter_json_array(path)):
-        if isinstance(item, LoadIssue):
-            issues.append(item)
-            continue
-        spec = convert_element(where, line, item, _ToolSpec, prefix=f"[{index}]")
-        if isinstance(spec, LoadIssue):
-            issues.append(spec)
-            continue
-        field = f"[{index}]"
-        if spec.type != "function":
-            issues.append(LoadIssue(where, line, f"{field}.type", "must be 'function'"))
-        elif spec.function.parameters.get("type") != "object":
-            issues.append(LoadIssue(where, line, f"{field}.function.parameters.type",
-                                    "must be 'object'"))
-        elif (name := spec.function.name) in names:
-            issues.append(LoadIssue(where, line, f"{field}.function.name",
-                                    f"duplicate tool {name!r} (first on line {names[name]})"))
-        else:
-            names[name] = line
-            tools.append(item)
-    return tools, issues
-
-
-def load_tool_schemas(path: Path | str) -> list[dict[str, Any]]:
-    """The tools from `tool_schemas.json`, in file order (the order the agent sees them).
-
-    Raises TaskLoadError naming file, line and field if any entry is malformed.
-    """
-    tools, issues = check_tool_schemas(path)
-    if issues:
-        raise TaskLoadError(issues)
-    return tools
+FORMAT = DataFormat(
+    benchmark=BENCHMARK, load_file=load_travelbench_file, find_parts=_parts,
+    file_subset=_file_subset, subsets=tuple(SUBSET_FILES), canonical_subset=canonical_subset,
+    tool_schemas=_tool_schemas,
+    sample=Path(__file__).resolve().parent / "samples" / "travel_sample",
+    license="Apache-2.0 (written for agentsweep)",
+)

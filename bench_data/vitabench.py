@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 
 from bench_data.decoding import convert_element, first_occurrence, iter_json_array
-from bench_data.travelbench import LoadResult
+from bench_data.formats import DataFormat, LoadResult
 from bench_data.types import LoadIssue, Task, TaskLoadError
 
 BENCHMARK = "vitabench"
@@ -127,3 +127,21 @@ def load_vitabench_file(
     if issues and not skip_bad:
         raise TaskLoadError(issues)
     return LoadResult(tasks=tasks, issues=issues)
+
+
+def _parts(root: Path) -> list[tuple[str, Path]]:
+    files = sorted(root.glob(f"*/{TASK_FILE}"))
+    if (root / TASK_FILE).is_file():
+        files.insert(0, root / TASK_FILE)
+    return [(canonical_domain(p.parent.name), p) for p in files]
+
+
+def _file_subset(path: Path) -> str | None:
+    """A .json task file: the domain folder's name for tasks_en.json, else the file's stem."""
+    if path.suffix != ".json" or path.name.endswith("tool_schemas.json"):
+        return None
+    return canonical_domain(path.parent.name) if path.name == TASK_FILE else path.stem
+
+
+FORMAT = DataFormat(benchmark=BENCHMARK, load_file=load_vitabench_file, find_parts=_parts,
+                    file_subset=_file_subset, canonical_subset=canonical_domain)

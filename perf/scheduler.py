@@ -121,7 +121,7 @@ async def stub_round(concurrency: int, per_slot: int, http: bool, tmp: Path) -> 
     taskset = load_tasks("sample", subsets=["single_turn"])
     tasks = taskset.tasks
     sandbox = await _sandbox(taskset, tmp, None)
-    task_time = tasks[0].travel.time if tasks[0].travel else ""
+    task_time = getattr(tasks[0].payload, "time", "")
     tool, args, source = await _hit_call(sandbox, taskset, task_time)
     stub = None
     if http:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from bench_data import registry
-from bench_data.travelbench import TOOL_SCHEMAS_FILE, check_tool_schemas
+from bench_data.tools import check_tool_schemas
 from bench_data.types import LoadIssue
 
 
@@ -61,7 +61,8 @@ def cmd_list(args: argparse.Namespace) -> int:
 def check_path(target: str, data_dir: Path | None = None) -> tuple[str, list[LoadIssue]]:
     """(what loaded, in words; every issue) for a file, directory or dataset name."""
     path = Path(target)
-    if path.is_file() and path.name == TOOL_SCHEMAS_FILE:
+    if path.is_file() and any(fmt.tool_schemas(path.parent) == path
+                              for fmt in registry.formats()):
         tools, issues = check_tool_schemas(path)
         return f"{len(tools)} good tools", issues
     task_set = registry.load_tasks(target, data_dir=data_dir, skip_bad=True)

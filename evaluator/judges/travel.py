@@ -22,7 +22,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from backends.types import ChatMessage
-from bench_data.types import Task
+from bench_data.types import Task, TravelBenchTask
 from evaluator.records import EpisodeRecord, Judgement
 
 from .call import JudgeClient, JudgeFailed, call_judge
@@ -128,8 +128,8 @@ META_SCHEMA: dict[str, Any] = {
 
 
 def _query_and_context(record: EpisodeRecord, task: Task | None) -> tuple[str, str]:
-    if task is not None and task.travel is not None:
-        return task.travel.query, task.travel.context or "(none)"
+    if task is not None and isinstance(task.payload, TravelBenchTask):
+        return task.payload.query, task.payload.context or "(none)"
     return first_user_text(record), "(none)"
 
 

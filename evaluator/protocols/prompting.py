@@ -114,12 +114,7 @@ def reply_language(travel: TravelBenchTask, settings: ProtocolSettings) -> str:
 
 
 def travel_of(task: Task) -> TravelBenchTask:
-    if task.travel is None:
-        raise ValueError(
-            f"task {task.key} (from {task.source or 'unknown source'}) has no TravelBench "
-            "payload (`travel`); the TravelBench protocols cannot run it"
-        )
-    return task.travel
+    return task.payload_as(TravelBenchTask)
 
 
 def _context(travel: TravelBenchTask) -> str:

@@ -22,11 +22,11 @@ def test_sample_loads_all_subsets() -> None:
     assert ts.subsets() == {"single_turn": 5, "multi_turn": 4, "unsolvable": 3}
     assert ts.issues == [] and ts.cache_dir == SAMPLE_DIR / "cache"
     for task in ts.tasks:
-        assert task.travel is not None
+        assert task.payload is not None
         if task.subset == "multi_turn":
-            assert task.travel.user_profile
-    flags = [(t.travel.missing_tool, t.travel.missing_info, t.travel.no_actionable)
-             for t in ts.tasks if t.subset == "unsolvable" and t.travel]
+            assert task.payload.user_profile
+    flags = [(t.payload.missing_tool, t.payload.missing_info, t.payload.no_actionable)
+             for t in ts.tasks if t.subset == "unsolvable" and t.payload]
     assert sorted(flags) == [(False, False, True), (False, True, False), (True, False, False)]
 
 
@@ -67,12 +67,12 @@ def test_cache_keys_follow_reference_normalisation() -> None:
 def test_task_calls_hit_the_cache() -> None:
     ts = load_tasks("sample")
     hangzhou = next(t for t in ts.tasks if t.task_id == "st-001")
-    assert hangzhou.travel is not None
-    key = reference_key({"location": "Hangzhou", "date": "2025-11-15"}, hangzhou.travel.time)
+    assert hangzhou.payload is not None
+    key = reference_key({"location": "Hangzhou", "date": "2025-11-15"}, hangzhou.payload.time)
     forecast = json.loads((SAMPLE_DIR / "cache" / "weather_forecast_days_cache.json").read_text())
     assert key in forecast
     assert json.loads(forecast[key])["forecast"][0]["date"] == "2025-11-15"
-    times = {t.travel.time for t in ts.tasks if t.travel and t.subset != "unsolvable"}
+    times = {t.payload.time for t in ts.tasks if t.payload and t.subset != "unsolvable"}
     assert times <= set(build_sample_cache.TASK_CALLS)
 
 

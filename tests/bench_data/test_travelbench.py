@@ -40,15 +40,15 @@ def test_real_files_load(travelbench_dir: Path, name: str, subset: str, count: i
     first = result.tasks[0]
     assert first.benchmark == "travelbench"
     assert first.source == f"{travelbench_dir / name}:1"
-    assert first.travel is not None and first.travel.trace_id == first.task_id
+    assert first.payload is not None and first.payload.trace_id == first.task_id
     if subset == "multi_turn":
-        assert all(t.travel and t.travel.user_profile for t in result.tasks)
+        assert all(t.payload and t.payload.user_profile for t in result.tasks)
 
 
 def test_unsolvable_flags_present(travelbench_dir: Path) -> None:
     tasks = load_travelbench_file(travelbench_dir / "unsolve.jsonl").tasks
-    flagged = [t for t in tasks if t.travel and (t.travel.missing_tool or t.travel.missing_info
-                                                 or t.travel.no_actionable)]
+    flagged = [t for t in tasks if t.payload and (t.payload.missing_tool or t.payload.missing_info
+                                                 or t.payload.no_actionable)]
     assert len(flagged) == 100
 
 

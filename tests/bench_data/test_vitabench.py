@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bench_data.grouptravelbench import load_grouptravel_file
-from bench_data.types import TaskLoadError
+from bench_data.types import GroupTravelTask, TaskLoadError
 from bench_data.vitabench import load_vitabench_file
 
 
@@ -68,5 +68,5 @@ def test_real_grouptravelbench_loads(grouptravel_dir: Path) -> None:
     assert len(result.tasks) == 120 and result.issues == []
     task = result.tasks[0]
     assert task.benchmark == "grouptravelbench" and task.subset == "test"
-    assert task.travel is not None and task.travel.query == task.instructions
+    assert isinstance(task.payload, GroupTravelTask) and task.payload.query == task.instructions
     assert task.extra["user_preferences"] and task.extra["initial_messages"]

@@ -147,7 +147,7 @@ def make_task(subset: str = "single_turn") -> Task:
     travel = TravelBenchTask(trace_id="7", time="2025-10-24 10:00", query="Weather?",
                              context="In Beijing", intent="Know the weather",
                              user_profile="Walks a lot.")
-    return Task(benchmark="travelbench", subset=subset, task_id="7", travel=travel)
+    return Task(benchmark="travelbench", subset=subset, task_id="7", payload=travel)
 
 
 # ------------------------------------------------------------------ import

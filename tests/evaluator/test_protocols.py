@@ -100,7 +100,7 @@ def make_task(subset: str, query: str = "What is the weather in Beijing tomorrow
         trace_id="7", time="2025-10-24 10:00", query=query, context=context,
         intent="Know tomorrow's weather in Beijing", user_profile="Likes walking.",
     )
-    return Task(benchmark="travelbench", subset=subset, task_id="7", travel=travel)
+    return Task(benchmark="travelbench", subset=subset, task_id="7", payload=travel)
 
 
 def make_ctx(subset, agent, user=None, trial=0, **settings) -> EpisodeContext:
@@ -156,7 +156,7 @@ async def test_single_turn_multi_step_tool_loop() -> None:
     # layout "reference" (default): the situation is in the system prompt, the query alone in
     # the first user message
     assert record.messages[1].content == agent_first_message(ctx.task, ctx.settings)
-    assert record.messages[1].content == ctx.task.travel.query
+    assert record.messages[1].content == ctx.task.payload.query
     assert "2025-10-24 10:00" in record.messages[0].content
     assert "User is in Beijing." in record.messages[0].content
     assert "Answer in English." in record.messages[0].content
@@ -339,7 +339,7 @@ async def test_multi_turn_finish_marker_and_hidden_tool_calls() -> None:
     # layout "reference": the simulator's own first message is the query, as the reference
     assert [m.role for m in record.user_messages] == [
         "system", "assistant", "user", "assistant", "user", "assistant"]
-    assert record.user_messages[1].content == ctx.task.travel.query
+    assert record.user_messages[1].content == ctx.task.payload.query
     assert "Know tomorrow's weather in Beijing" in record.user_messages[0].content
     assert "Likes walking." in record.user_messages[0].content
     assert "##FINISH##" in record.user_messages[0].content
