@@ -2,9 +2,10 @@
 
 One `Sandbox` serves every episode of a process (it holds no per-episode state). The imported
 store is read-only; simulated answers, live answers and the miss log live in separate files.
-Tool errors (source "error") are exactly the reference's (`cache_store.validation`); a failed
-simulation is an answer, as in the reference (source "simulated", category
-"simulation_failed", not a tool error).
+Which calls are tool errors (source "error") is the benchmark's: its environment gives the
+sandbox a `Validator` and the texts the agent sees (`SandboxTexts`; TravelBench: exactly its
+reference's rules and texts). A failed simulation is an answer, as in the TravelBench
+reference (source "simulated", category "simulation_failed", not a tool error).
 """
 
 from __future__ import annotations
@@ -21,14 +22,12 @@ from typing import Any, Literal
 import msgspec
 
 from cache_store import keys
-from cache_store.adcode import RegionTable, regions_for
 from cache_store.persist import AnswerStore, MissLog, MissRecord, content_address
 from cache_store.simulator import build_messages, simulate
 from cache_store.store import CacheStore
-from cache_store.types import ToolOutcome
-from cache_store.validation import validate
+from cache_store.types import SandboxTexts, ToolOutcome, Validator
 
-NO_SIMULATOR = json.dumps({"error": "No cached data and no LLM simulator configured"})
+NO_SIMULATOR = json.dumps({"error": SandboxTexts().no_simulator})
 
 
 class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
@@ -47,12 +46,13 @@ class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
     miss_log: append-only JSON-lines miss log; "" = `<store>.misses.jsonl`.
     simulated_store: directory of content-addressed simulated answers; "" = `<store>.simulated`.
     overlay_store: directory of live-mode answers; "" = `<store>.overlay`.
-    validation: "reference" (exactly the calls the reference counts as tool errors) or "strict"
+    validation: the benchmark's argument validation mode, read by its validator: "reference"
+        (exactly the calls the benchmark's reference counts as tool errors) or "strict"
         (JSON-schema types, nulls and enums too, then every reference rule).
-    adcode_table: TravelBench's administrative-division table (name, adcode, citycode) that
-        place names of travel_search_trains / map_search_places are resolved against. "" =
-        `adcode.txt` next to the run's task files (the built-in sample: a small table of its
-        English city names, `cache_store/sample_adcode.txt`); "off" = skip that one check.
+    adcode_table: read by TravelBench's validator: the administrative-division table (name,
+        adcode, citycode) that place names of travel_search_trains / map_search_places are
+        resolved against. "" = `adcode.txt` next to the run's task files (the built-in sample:
+        a small table of its English city names); "off" = skip that one check.
     simulator_max_tokens: output cap of one simulated answer.
     index_backend: "auto" (FAISS GPU/CPU, torch fallback), "faiss" or "torch".
     """
@@ -85,8 +85,9 @@ class Sandbox:
     def __init__(self, settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
                  store: CacheStore | None, simulator_client: Any | None, simulator_model: str,
                  embedder: Any | None = None, index: Any | None = None,
-                 regions: RegionTable | None = None,
-                 regions_info: dict[str, Any] | None = None,
+                 validator: Validator | None = None,
+                 validator_info: dict[str, Any] | None = None,
+                 texts: SandboxTexts | None = None,
                  prompts: Any = None) -> None:
         self.settings = settings
         # the simulator prompt: the run's prompt set (evaluator.prompt_sets, which names
@@ -95,9 +96,11 @@ class Sandbox:
                             if prompts is not None else settings.prompt_version)
         self._sim_sections = (prompts.simulator_sections
                               if prompts is not None and not prompts.builtin else None)
-        self.regions = regions  # None: place names are not resolved (see describe())
-        self._regions_info = regions_info or {"adcode_checks": False,
-                                              "adcode_source": "not given"}
+        self.validator = validator  # None: every well-formed call of a known tool is valid
+        self._validator_info = (validator_info if validator_info is not None
+                                else {"validation": "none"})
+        self.texts = texts or SandboxTexts()
+        self._no_simulator = json.dumps({"error": self.texts.no_simulator}, ensure_ascii=False)
         self._tools = tool_schemas
         self._fn = {t["function"]["name"]: t["function"] for t in tool_schemas}
         self.store = store
@@ -125,18 +128,19 @@ class Sandbox:
 
     async def _call(self, name: str, arguments: str, task_time: str) -> ToolOutcome:
         fn = self._fn.get(name)
+        texts = self.texts
         if fn is None:
-            return _error("unknown_tool", f"工具不存在: {name}")
+            return _error("unknown_tool", texts.unknown_tool.format(name=name))
         try:
             args = json.loads(arguments) if arguments.strip() else {}
         except (ValueError, RecursionError) as exc:
-            return _error("malformed_json", f"参数不是合法的 JSON: {exc}")
+            return _error("malformed_json", texts.malformed_json.format(error=exc))
         if not isinstance(args, dict):
-            return _error("malformed_json", f"参数必须是 JSON 对象, 得到 {type(args).__name__}")
-        bad = validate(name, args, fn.get("parameters", {}), task_time, self.settings.validation,
-                       self.regions)
-        if bad is not None:
-            return ToolOutcome(content=bad[1], source="error", error_category=bad[0])
+            return _error("malformed_json", texts.not_object.format(type=type(args).__name__))
+        if self.validator is not None:
+            bad = self.validator(name, args, fn.get("parameters", {}), task_time)
+            if bad is not None:
+                return ToolOutcome(content=bad[1], source="error", error_category=bad[0])
         key = keys.normalize_call(args, task_time)
         if self.store is not None:
             hit = self.store.get(name, key)
@@ -149,8 +153,8 @@ class Sandbox:
         if self._hook is not None:
             return await self._live(name, args, task_time, key)
         if not self.settings.simulator or self.client is None:
-            self._log(name, args, task_time, NO_SIMULATOR, "miss")
-            return ToolOutcome(content=NO_SIMULATOR, source="miss", cache_key=key)
+            self._log(name, args, task_time, self._no_simulator, "miss")
+            return ToolOutcome(content=self._no_simulator, source="miss", cache_key=key)
         params = keys.params_json(args)
         addr = content_address(name, params, self.model, self.sim_version)
         ans = self.simulated.get(addr)
@@ -180,12 +184,14 @@ class Sandbox:
         messages = build_messages(fn, args, examples, self.sim_version, self._sim_sections)
         try:
             text = await simulate(self.client, self.model, messages,
-                                  max_tokens=self.settings.simulator_max_tokens)
+                                  max_tokens=self.settings.simulator_max_tokens,
+                                  empty_result=self.texts.empty_result)
         except InfrastructureError:
             raise  # the scheduler retries the episode
         except Exception as exc:  # noqa: BLE001 - reference: the error text is the answer
             # not persisted (a rerun simulates again); not a tool error: has_error=False there
-            msg = json.dumps({"error": f"LLM simulation failed: {exc}"}, ensure_ascii=False)
+            msg = json.dumps({"error": self.texts.simulation_failed.format(error=exc)},
+                             ensure_ascii=False)
             self._log(name, args, task_time, msg, "error")
             return ToolOutcome(content=msg, source="simulated",
                                error_category="simulation_failed", cache_key=key)
@@ -223,7 +229,8 @@ class Sandbox:
         except InfrastructureError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of the user hook
-            msg = json.dumps({"error": f"live tool failed: {exc}"}, ensure_ascii=False)
+            msg = json.dumps({"error": self.texts.live_failed.format(error=exc)},
+                             ensure_ascii=False)
             return ToolOutcome(content=msg, source="error", error_category="execution_error")
         assert self.overlay is not None
         text = self.overlay.put(content_address(name, key), text)
@@ -238,7 +245,7 @@ class Sandbox:
     def describe(self) -> dict[str, Any]:
         """What decides tool errors and misses, for the run manifest."""
         s = self.settings
-        return {"validation": s.validation, **self._regions_info,
+        return {**self._validator_info,
                 "simulator": bool(s.simulator and self.client is not None),
                 "simulator_model": self.model, "prompt_version": self.sim_version,
                 "top_k": s.top_k, "retrieval": "embedding" if self.index is not None
@@ -259,19 +266,14 @@ def _error(category: str, message: str) -> ToolOutcome:
 
 async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
                        simulator_client: Any | None, simulator_model: str,
-                       embedder: Any | None = None, data_root: str | Path | None = None,
-                       builtin_sample: bool = False,
-                       prompts: Any = None) -> Sandbox:
+                       embedder: Any | None = None, validator: Validator | None = None,
+                       validator_info: dict[str, Any] | None = None,
+                       texts: SandboxTexts | None = None, prompts: Any = None) -> Sandbox:
     """Open the store (and its index, if built) and return the process-wide Sandbox.
 
-    data_root: the directory of the run's task files, where `adcode.txt` is looked for when
-    `settings.adcode_table` is ""; builtin_sample: the run uses the built-in sample. Raises
-    `AdcodeTableError` (one line: the path and how to set it) when the validation needs the
-    table and it cannot be read.
+    validator / validator_info / texts: the benchmark's argument rules, their description for
+    the manifest, and its error texts (None: no argument rules, generic English texts).
     """
-    names = [t["function"]["name"] for t in tool_schemas]
-    regions, regions_info = regions_for(settings.adcode_table, names, data_root=data_root,
-                                        builtin_sample=builtin_sample)
     store = CacheStore(settings.store) if settings.store else None
     index = None
     if store is not None and settings.simulator and Path(settings.store + ".index").exists():
@@ -285,5 +287,5 @@ async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str
         index.check_embedder(embedder)  # the model the index was built with, or an error
     return Sandbox(settings, tool_schemas=tool_schemas, store=store,
                    simulator_client=simulator_client, simulator_model=simulator_model,
-                   embedder=embedder, index=index, regions=regions, regions_info=regions_info,
-                   prompts=prompts)
+                   embedder=embedder, index=index, validator=validator,
+                   validator_info=validator_info, texts=texts, prompts=prompts)

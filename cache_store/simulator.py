@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from backends.types import ChatMessage, SamplingParams
+from cache_store.types import SandboxTexts
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
-EMPTY_RESULT = "未找到相关信息，请检查参数是否正确；如参数无误，可能暂时没有相关数据。"
 
 
 SECTIONS = ("system", "examples_header", "example", "no_examples", "user")
@@ -78,12 +78,13 @@ def build_messages(schema: dict[str, Any], arguments: dict[str, Any],
 
 
 async def simulate(client: Any, model: str, messages: list[ChatMessage], *,
-                   max_tokens: int = 2048, session_id: str | None = None) -> str:
-    """Ask the simulator model; the stripped text (or the reference's empty-result message)."""
+                   max_tokens: int = 2048, session_id: str | None = None,
+                   empty_result: str = SandboxTexts().empty_result) -> str:
+    """Ask the simulator model; the stripped text (or `empty_result` when it is empty)."""
     resp = await client.chat(messages, model=model,
                              sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens),
                              session_id=session_id)
     content = resp.message.content
     text = (content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
             if content is not None else "").strip()
-    return text or EMPTY_RESULT
+    return text or empty_result

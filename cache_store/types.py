@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Callable
+from typing import Any, Literal
 
 import msgspec
 
@@ -38,3 +39,24 @@ class ToolOutcome(msgspec.Struct, omit_defaults=True):
     @property
     def is_error(self) -> bool:
         return self.source == "error"
+
+
+class SandboxTexts(msgspec.Struct, frozen=True):
+    """What the sandbox tells the agent when it cannot answer a call: each text is the
+    `error` of a `{"error": ...}` JSON answer (`{name}`, `{error}`, `{type}` filled in), except
+    `empty_result`, the simulator's answer when the model returns nothing. A benchmark's
+    environment gives its own (TravelBench: its reference's texts)."""
+
+    unknown_tool: str = "unknown tool: {name}"
+    malformed_json: str = "the arguments are not valid JSON: {error}"
+    not_object: str = "the arguments must be a JSON object, got {type}"
+    no_simulator: str = "No cached data and no LLM simulator configured"
+    simulation_failed: str = "LLM simulation failed: {error}"
+    live_failed: str = "live tool failed: {error}"
+    empty_result: str = ("No information found; check the arguments. If they are right, "
+                         "there may be no data for this request.")
+
+
+Validator = Callable[[str, dict[str, Any], dict[str, Any], str], "tuple[str, str] | None"]
+"""(tool, arguments, the tool's JSON-schema `parameters`, task time) -> None when the call is
+valid, else (error category, the `{"error": ...}` JSON text the agent sees)."""

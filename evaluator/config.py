@@ -10,6 +10,7 @@ reference (docstrings and defaults) generated from the classes below.
 
 from __future__ import annotations
 
+import copy
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -20,38 +21,44 @@ from backends.types import Endpoint, SamplingParams
 from cache_store.sandbox import SandboxSettings
 from evaluator.config_check import (
     ConfigError,
+    alias_key,
+    benchmark_aliases,
     check_unknown_keys,
     locate_line,
     located,
     parse_override,
+    rename_aliases,
     set_dotted,
 )
 from evaluator.judges.settings import JudgeSettings
 from evaluator.profiles import (
-    PROFILE_NAMES,
+    apply_profile,
     deviations,
-    layer,
     leaves,
     profile_values,
     resolve_profile_name,
+    run_benchmark,
 )
 
-__all__ = ["ConfigError", "RunConfig", "config_doc", "load_config", "locate_line",
-           "parse_override", "profile_deviations"]
+__all__ = ["ConfigError", "RunConfig", "config_doc", "convert_config", "load_config",
+           "locate_line", "parse_override", "profile_deviations"]
 
 
 class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     """Which tasks to run.
 
-    dataset: a built-in dataset name ("sample", "travelbench", ...) or a path to a task file
-        or directory.
-    subsets: subsets to run, e.g. ["single_turn", "multi_turn", "unsolvable"]; empty = all.
+    dataset: "sample" (the built-in sample), a benchmark's name (its data under `data_dir`) or
+        a path to a task file or directory.
+    benchmark: read the data as this registered benchmark's ("" = the benchmark the data is
+        recognised as; `agentsweep run --bench NAME`).
+    subsets: subsets of the benchmark to run (`agentsweep data list` shows them); empty = all.
     limit: at most this many tasks per subset (0 = all).
     data_dir: where the real benchmark files live (empty = the loader's default lookup).
     skip_bad: skip malformed task records (they are listed in the manifest) instead of failing.
     """
 
     dataset: str = "sample"
+    benchmark: str = ""
     subsets: list[str] = msgspec.field(default_factory=list)
     limit: int = 0
     data_dir: str = ""
@@ -84,15 +91,17 @@ class ProtocolConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=T
         gets the fixed step-limit reply and the episode goes on (as the reference).
     max_turns: multi-turn rounds (agent reply + user-simulator reply), the query's included.
     finish_marker: the user simulator ends the dialogue by writing it (substring match).
-    unsolvable_tags: refusal tags; the unsolvable prompt asks for the first one.
+    abstain_tags: tags an agent writes to say a request cannot be done (TravelBench's
+        abstention subset: its prompt asks for the first one; old name accepted, docs/config.md).
     language: prompt language; "auto" follows the task text.
     entry: a custom protocol "module:function" used for every task instead of the subset's
-        built-in protocol (empty = built-in).
+        protocol of the benchmark (empty = the benchmark's).
     layout: "reference" = the task's time and context in the agent's system prompt (as the
         reference); "prefix" = in the first user message, so the system prompt and tool
         schemas are one prefix-cached prefix shared by all tasks (docs/protocols.md).
-    stop_at_unsolvable_tag: end an unsolvable episode at the first reply with a tag (the
-        reference goes on; the score only reads the first assistant message either way).
+    stop_at_abstain_tag: end an abstention episode at the first reply with a tag (the
+        TravelBench reference goes on; the score only reads the first assistant message either
+        way; old name accepted, docs/config.md).
     retry_empty_replies: retry an empty agent/simulator reply once (a second ends the
         episode) instead of keeping it as the reply, as the reference does.
     """
@@ -100,13 +109,13 @@ class ProtocolConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=T
     max_steps: int = 6
     max_turns: int = 4
     finish_marker: str = "##FINISH##"
-    unsolvable_tags: list[str] = msgspec.field(
+    abstain_tags: list[str] = msgspec.field(
         default_factory=lambda: ["[Unsolvable]", "[Unsolved]"]
     )
     language: str = "auto"
     entry: str = ""
     layout: Literal["reference", "prefix"] = "reference"
-    stop_at_unsolvable_tag: bool = False
+    stop_at_abstain_tag: bool = False
     retry_empty_replies: bool = False
 
     def __post_init__(self) -> None:
@@ -198,13 +207,15 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
 class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     """A whole run.
 
-    profile: the settings profile under this config (see evaluator/profiles.py): "paper"
-        (the benchmark reference's protocol limits, sampling and judging), "smoke" (small
-        limits for the embedded CPU model), or "auto" = "smoke" for the built-in sample and
-        "paper" for real benchmark data. Every field set here overrides the profile; the
+    profile: the settings profile under this config (see evaluator/profiles.py), the run's
+        benchmark's: "paper" (its reference's protocol limits, sampling and judging), "smoke"
+        (small limits for the embedded CPU model), or "auto" = "smoke" for the built-in sample
+        and "paper" for real benchmark data. Every field set here overrides the profile; the
         manifest and report list those deviations.
     prompts: prompt set: "builtin" (the project's own prompts) or a prompt-set directory
         written by `agentsweep prompts import` (e.g. the benchmark's released prompts).
+    plugins: modules to import that register benchmarks (`BENCHMARK = Benchmark(...)`), for
+        benchmarks outside agentsweep (docs/adding_a_benchmark.md).
     name: run name (the run directory under `out`); empty = "<dataset>-<UTC timestamp>".
     out: directory that holds run directories.
     trials: trials per task (pass@k needs k <= trials).
@@ -221,6 +232,7 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
 
     profile: Literal["auto", "paper", "smoke"] = "auto"
     prompts: str = "builtin"
+    plugins: list[str] = msgspec.field(default_factory=list)
     name: str = ""
     out: str = "runs"
     trials: int = 1
@@ -282,13 +294,17 @@ def load_config(
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    overrides = list(overrides or [])
+    aliases = benchmark_aliases(raw, overrides, source)
+    rename_aliases(raw, aliases, where=source)
     check_unknown_keys(raw, RunConfig, source, text)
     origins: dict[str, str] = {}
-    for key, value, origin in overrides or []:
+    for key, value, origin in overrides:
+        key = alias_key(key, aliases)
         set_dotted(raw, key, value, origin)
         origins[key] = origin
     check_unknown_keys(raw, RunConfig, source, text, origins)
-    raw = _apply_profile(raw, source, text, origins)
+    raw = apply_profile(raw, source, text, origins, DataConfig().dataset)
     sim = raw.get("tool_simulator")
     if isinstance(sim, dict) and "sampling" in sim:
         raise located("`tool_simulator.sampling` cannot be set: simulated tool answers are "
@@ -303,31 +319,30 @@ def load_config(
     return config, text
 
 
-def _known_fields() -> set[str]:
+def convert_config(resolved: dict[str, Any]) -> RunConfig:
+    """A RunConfig from a run directory's resolved config (manifest.json), old key names
+    included (raises msgspec.ValidationError or ConfigError)."""
+    from evaluator import benchmarks
+
+    plugins = resolved.get("plugins")
+    if isinstance(plugins, list):
+        benchmarks.load_plugins(str(m) for m in plugins)
+    raw = rename_aliases(copy.deepcopy(resolved), benchmarks.config_aliases(),
+                         where="resolved config")
+    return msgspec.convert(raw, RunConfig)
+
+
+def known_fields() -> set[str]:
+    """Every dotted field of RunConfig."""
     return set(leaves(plain(RunConfig())))
-
-
-def _apply_profile(raw: dict[str, Any], source: str, text: str,
-                   origins: dict[str, str]) -> dict[str, Any]:
-    """The profile's values under the user's (TOML, --set and flags win), with `profile` set to
-    the resolved name so that the manifest's resolved config says which profile ran."""
-    data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
-    dataset = data.get("dataset", DataConfig().dataset)
-    name = raw.get("profile", "auto")
-    if not isinstance(name, str) or name not in PROFILE_NAMES:
-        raise located(f"profile: expected one of {', '.join(PROFILE_NAMES)}, got {name!r}",
-                      source, text, origins, "profile")
-    resolved = resolve_profile_name(name, dataset if isinstance(dataset, str) else "")
-    out = layer(profile_values(resolved, _known_fields()), raw)
-    out["profile"] = resolved
-    return out
 
 
 def profile_deviations(config: RunConfig) -> dict[str, dict[str, Any]]:
     """Score-relevant fields where `config` differs from its profile (config.profile must be
     resolved, as load_config leaves it): key -> {"profile": value, "used": value}."""
     name = resolve_profile_name(config.profile, config.data.dataset)
-    return deviations(profile_values(name, _known_fields()), plain(config))
+    values = profile_values(name, known_fields(), benchmark=run_benchmark(config.data))
+    return deviations(values, plain(config))
 
 
 def _keep_role_sampling_defaults(raw: dict[str, Any]) -> None:
@@ -361,43 +376,9 @@ def plain(value: Any) -> Any:
 
 def config_doc() -> str:
     """Markdown reference of every table, field and default (docs/config.md)."""
-    out = ["# Configuration reference", "", "Generated by `python -m evaluator.config --doc`.", ""]
-    cfg = RunConfig()
-    tables: list[tuple[str, Any, str]] = [("", cfg, RunConfig.__doc__ or "")]
-    for name in ("data", "engine", "agent", "user", "tool_simulator", "judge", "protocol", "sandbox",
-                 "admission", "retry"):
-        value = getattr(cfg, name)
-        tables.append((name, value, type(value).__doc__ or ""))
-    for name, value, doc in tables:
-        out.append(f"## `[{name}]`" if name else "## top level")
-        out.append("")
-        out.append("```text\n" + _dedent(doc) + "\n```")
-        out.append("")
-        out.append("| key | default |")
-        out.append("| --- | --- |")
-        built = plain(value)
-        out.extend(_rows(built, f"{name}." if name else "", top=not name))
-        out.append("")
-    return "\n".join(out)
+    from evaluator.config_doc import render
 
-
-def _rows(built: dict[str, Any], prefix: str, top: bool) -> list[str]:
-    rows = []
-    for key, value in built.items():
-        if isinstance(value, dict) and not top:
-            rows.extend(_rows(value, f"{prefix}{key}.", top=False))
-        elif isinstance(value, dict):
-            continue
-        else:
-            rows.append(f"| `{prefix}{key}` | `{msgspec.json.encode(value).decode()}` |")
-    return rows
-
-
-def _dedent(doc: str) -> str:
-    import textwrap
-
-    first, _, rest = doc.partition("\n")
-    return (first.strip() + "\n" + textwrap.dedent(rest)).strip()
+    return render()
 
 
 if __name__ == "__main__":

@@ -133,3 +133,53 @@ def locate_line(text: str, dotted: str) -> int:
         if dotted.startswith(full + ".") and not best:
             best = n  # an inline table or dotted parent that holds the field
     return best
+
+
+def rename_aliases(raw: Any, aliases: dict[str, str], prefix: str = "",
+                   where: str = "config") -> Any:
+    """`raw` with every old key of `aliases` (dotted, old -> current) moved to its current key.
+    `prefix`: the dotted path of `raw` itself (e.g. "judge." for the judge table). A table
+    that sets both an old key and its current one is a ConfigError naming both."""
+    if not isinstance(raw, dict):
+        return raw
+    for old, new in aliases.items():
+        if not old.startswith(prefix) or not new.startswith(prefix):
+            continue
+        old_parts, new_parts = old[len(prefix):].split("."), new[len(prefix):].split(".")
+        node = raw
+        for part in old_parts[:-1]:
+            node = node.get(part) if isinstance(node, dict) else None
+        if not isinstance(node, dict) or old_parts[-1] not in node:
+            continue
+        value = node.pop(old_parts[-1])
+        target = raw
+        for part in new_parts[:-1]:
+            target = target.setdefault(part, {})
+        if new_parts[-1] in target:
+            raise ConfigError(f"{where}: both `{old}` (the old name) and `{new}` are set; "
+                              f"keep `{new}`")
+        target[new_parts[-1]] = value
+    return raw
+
+
+def benchmark_aliases(raw: dict[str, Any], overrides: list[tuple[str, Any, str]],
+             source: str) -> dict[str, str]:
+    """Every registered benchmark's old config keys, the config's own plugins loaded first."""
+    from evaluator import benchmarks
+
+    plugins = [v for k, v, _ in overrides if k == "plugins"] or [raw.get("plugins", [])]
+    try:
+        for modules in plugins:
+            if isinstance(modules, list):
+                benchmarks.load_plugins(str(m) for m in modules)
+    except benchmarks.BenchmarkError as exc:
+        raise ConfigError(f"{source}: plugins: {exc}") from None
+    return benchmarks.config_aliases()
+
+
+def alias_key(key: str, aliases: dict[str, str]) -> str:
+    """The current name of a dotted key (or of the table it is in)."""
+    for old, new in aliases.items():
+        if key == old or key.startswith(old + "."):
+            return new + key[len(old):]
+    return key

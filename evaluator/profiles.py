@@ -1,4 +1,4 @@
-"""Named settings profiles: `paper` (the reference implementation's protocol limits, sampling and
+"""Named settings profiles: `paper` (the benchmark reference's protocol limits, sampling and
 judging) and `smoke` (small limits for the embedded CPU model and the built-in sample).
 
 A profile is a layer of defaults under the user's config: the TOML file, `--set` and the CLI
@@ -8,14 +8,11 @@ reproduces the reference's numbers unless the user changes something. Every scor
 field the user changes is recorded as a deviation from the profile in the run's manifest and
 report (`deviations`).
 
-The `paper` values come from the TravelBench reference code (commit 445a29d, see
-`../shared/notes/travelbench_protocol.md` and docs/config.md): 20 agent steps per user turn,
-10 user turns, the agent and user simulator sampling at temperature 0.7 with 8,192 output
-tokens, a judge at temperature 0 / top_p 0.95 / 16,384 tokens with 10 attempts (the 8th to
-10th at temperature 0.7) decoding freely (no guided JSON; the reference parses free text),
-three trials, a tool simulator allowed 8,192 tokens, the reference's
-own argument validation, the whole conversation shown to the judge, the `[Unsolved]` tag and
-the reference's prompt layout (situation in the system prompt).
+Profiles are per benchmark: the run's benchmark (its `data.benchmark`, else the one its
+dataset is recognised as) provides its `paper` values and, optionally, `smoke` values layered
+over the generic `SMOKE` below (`Benchmark.profiles`; TravelBench's are in
+the `settings.py` of its package). A benchmark without a `paper` profile gets
+the config's defaults.
 """
 
 from __future__ import annotations
@@ -27,52 +24,12 @@ PROFILE_NAMES = ("auto", "paper", "smoke")
 """Values of the top-level `profile` field."""
 
 BUILTIN_SAMPLE = "sample"
-PAPER_EMBEDDER = "openai:http://127.0.0.1:8001/v1#Qwen/Qwen3-Embedding-8B"
 
 # Score-relevant fields only, in the raw TOML shape of RunConfig. Fields that do not change a
 # score (endpoints, concurrency, admission, output paths) are never part of a profile.
-_PAPER: dict[str, Any] = {
-    "trials": 3,
-    "protocol": {
-        "max_steps": 20,
-        "max_turns": 10,
-        "finish_marker": "[Finish Conversation]",
-        "unsolvable_tags": ["[Unsolved]"],
-        "layout": "reference",
-    },
-    "agent": {"sampling": {"temperature": 0.7, "max_tokens": 8192}},
-    "user": {"sampling": {"temperature": 0.7, "max_tokens": 8192}},
-    "judge": {
-        "sampling": {"temperature": 0.0, "top_p": 0.95, "max_tokens": 16384},
-        "max_attempts": 10,
-        "retry_temperature": 0.7,
-        "retry_temperature_from": 8,
-        "meta_retry_temperature": 0.0,
-        "structured_output": False,
-        "max_transcript_chars": 0,
-        "context_tokens": 0,
-        "meta_judge": True,
-        "unsolvable_tags": ["[Unsolved]"],
-    },
-    "sandbox": {
-        "simulator_max_tokens": 8192,
-        "validation": "reference",
-        "top_k": 8,
-        # the paper's retrieval model, served by vLLM (`--runner pooling`); used only when the
-        # store has an index, which must have been built with the same model
-        "embedder": PAPER_EMBEDDER,
-    },
-}
-
-_SMOKE: dict[str, Any] = {
+SMOKE: dict[str, Any] = {
     "trials": 1,
-    "protocol": {
-        "max_steps": 6,
-        "max_turns": 4,
-        "finish_marker": "##FINISH##",
-        "unsolvable_tags": ["[Unsolvable]", "[Unsolved]"],
-        "layout": "prefix",
-    },
+    "protocol": {"max_steps": 6, "max_turns": 4},
     "agent": {"sampling": {"temperature": 0.0, "max_tokens": 160}},
     "user": {"sampling": {"temperature": 0.0, "max_tokens": 96}},
     "judge": {
@@ -81,35 +38,44 @@ _SMOKE: dict[str, Any] = {
         "retry_temperature": 0.7,
         "retry_temperature_from": 2,
         "max_transcript_chars": 0,
-        "context_tokens": 8192,
+        "context_tokens": 8192,  # guards the embedded judge's 8k context
         "structured_output": True,
-        "meta_judge": True,
-        "unsolvable_tags": ["[Unsolvable]", "[Unsolved]"],
     },
     "sandbox": {
         "simulator_max_tokens": 2048,
-        "validation": "reference",
         "top_k": 8,
         "embedder": "",  # the index's own (MiniLM, offline, for the sample)
     },
 }
+"""The generic smoke profile: small limits that every benchmark's smoke profile starts from."""
 
-_PROFILES: dict[str, dict[str, Any]] = {"paper": _PAPER, "smoke": _SMOKE}
+
+def benchmark_profile(name: str, benchmark: str | None) -> dict[str, Any]:
+    """Profile NAME of a benchmark: `paper` is the benchmark's own; `smoke` is the generic one
+    with the benchmark's `smoke` values over it. An unknown benchmark (None) gets the generic
+    values only."""
+    from evaluator import benchmarks
+
+    bench = benchmarks.find(benchmark) if benchmark else None
+    own = dict(bench.profiles.get(name, {})) if bench is not None else {}
+    return layer(SMOKE, own) if name == "smoke" else copy.deepcopy(own)
 
 
 def resolve_profile_name(name: str, dataset: str) -> str:
     """`auto` -> `smoke` for the built-in sample, `paper` for any real dataset."""
     if name == "auto":
         return "smoke" if dataset == BUILTIN_SAMPLE else "paper"
-    if name not in _PROFILES:
+    if name not in PROFILE_NAMES:
         raise ValueError(f"unknown profile {name!r}; known: {', '.join(PROFILE_NAMES)}")
     return name
 
 
-def profile_values(name: str, known: set[str] | None = None) -> dict[str, Any]:
-    """A deep copy of profile NAME's raw table; `known` (dotted keys) keeps only fields the
-    config classes define, so a profile never names a field the code does not have."""
-    values = copy.deepcopy(_PROFILES[name])
+def profile_values(name: str, known: set[str] | None = None,
+                   benchmark: str | None = None) -> dict[str, Any]:
+    """Profile NAME's raw table for `benchmark` (a fresh copy); `known` (dotted keys) keeps only
+    fields the config classes define, so a profile never names a field the code does not
+    have."""
+    values = benchmark_profile(name, benchmark)
     if known is None:
         return values
     return _keep_known(values, known, "")
@@ -157,4 +123,40 @@ def deviations(profile: dict[str, Any], resolved: dict[str, Any]) -> dict[str, d
     for key, value in leaves(profile).items():
         if key in used and used[key] != value:
             out[key] = {"profile": value, "used": used[key]}
+    return out
+
+
+def run_benchmark(data: Any) -> str | None:
+    """The benchmark of a config's `[data]` table (raw dict or DataConfig): `benchmark` when
+    set, else the one its dataset is recognised as (None when it cannot be found)."""
+    from bench_data.registry import benchmark_of
+
+    get = data.get if isinstance(data, dict) else lambda k, d=None: getattr(data, k, d)
+    explicit = get("benchmark", "")
+    if isinstance(explicit, str) and explicit:
+        return explicit
+    dataset = get("dataset", BUILTIN_SAMPLE)
+    data_dir = get("data_dir", "") or None
+    if not isinstance(dataset, str):
+        return None
+    return benchmark_of(dataset, data_dir if isinstance(data_dir, str) else None)
+
+
+def apply_profile(raw: dict[str, Any], source: str, text: str, origins: dict[str, str],
+                  default_dataset: str) -> dict[str, Any]:
+    """The profile's values under the user's (TOML, --set and flags win), with `profile` set to
+    the resolved name so that the manifest's resolved config says which profile ran."""
+    from evaluator.config import known_fields
+    from evaluator.config_check import located
+
+    data = raw.get("data") if isinstance(raw.get("data"), dict) else {}
+    dataset = data.get("dataset", default_dataset)
+    name = raw.get("profile", "auto")
+    if not isinstance(name, str) or name not in PROFILE_NAMES:
+        raise located(f"profile: expected one of {', '.join(PROFILE_NAMES)}, got {name!r}",
+                      source, text, origins, "profile")
+    resolved = resolve_profile_name(name, dataset if isinstance(dataset, str) else "")
+    values = profile_values(resolved, known_fields(), benchmark=run_benchmark(data))
+    out = layer(values, raw)
+    out["profile"] = resolved
     return out

@@ -1,11 +1,12 @@
-"""`agentsweep prompts import`: a prompt set from a local checkout of the TravelBench reference.
+"""Prompt sets from a benchmark's reference code: the generic machinery of
+`agentsweep prompts import`.
 
-The reference (github.com/small-xiangcheng/TravelBench) keeps its prompts as Python string
-constants (`str.format` templates), one f-string and one string literal. They are read with
-`ast`, never executed, rewritten as this project's templates (`$name` placeholders, or `{name}`
-in the simulator file; see `SOURCES` for the mapping) and written to the user's prompt
-directory with a manifest. Roles the reference does not have (the situation blocks of layout
-"prefix", the judges' dimension definitions) are copied from the built-in set and marked so.
+A reference keeps its prompts as Python string constants (`str.format` templates, f-strings,
+string literals). `Source` says where one text is and how its placeholders map onto the
+project's; `extract_parts` reads it with `ast` (never executing anything) and `write_set`
+writes the rewritten templates as a prompt set directory with a manifest (temporary directory,
+then rename; an existing set only with `force`). The mapping of one benchmark's reference is
+part of that benchmark's package (TravelBench: its package's `prompt_import.py`).
 """
 
 from __future__ import annotations
@@ -19,23 +20,20 @@ import string
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .prompt_sets import (
     BUILTIN,
     MANIFEST,
     NAME_RE,
-    ROLES,
+    PromptRoles,
     PromptSetError,
     file_sha256,
     load_prompt_set,
     sets_dir,
 )
 
-REPOSITORY = "small-xiangcheng/TravelBench"
 FORMAT = 1
-
-_CONTEXT = {"CONTEXT_INFO": "context", "QUESTION_CONTENT": "query", "INTENDED_TOOL": "tools",
-            "CONVERSATION_HISTORY": "conversation"}
 
 
 @dataclass(frozen=True)
@@ -58,53 +56,8 @@ class Source:
     literals: dict[str, str] = field(default_factory=dict)
 
 
-_AGENT = "travelbench/agents/prompt.py"
-_JUDGE = "travelbench/evaluation/prompt.py"
-_SIM = "travelbench/simulators/prompt.py"
-_TIME_CONTEXT = {"time": "time", "context": "context"}
-
-SOURCES: dict[str, Source] = {
-    "agent_single_turn": Source(_AGENT, ("const", "SINGLE_TURN_PROMPT"), "format", _TIME_CONTEXT),
-    "agent_multi_turn": Source(_AGENT, ("const", "MULTI_TURN_PROMPT"), "format", _TIME_CONTEXT),
-    "agent_unsolvable": Source(_AGENT, ("const", "UNSOLVED_PROMPT"), "format", _TIME_CONTEXT,
-                               {"[Unsolved]": "tag"}),
-    "agent_step_limit": Source("travelbench/agents/assistant.py",
-                               ("keyword", "generate_response", "content"), "plain"),
-    "user_simulator": Source(
-        "travelbench/simulators/user_simulator.py", ("assign", "_build_system_prompt", "prompt"),
-        "fstring",
-        {"self.time": "time", "self.context": "context", "self.user_profile": "profile",
-         "self.decomposed_query": "intent", "self.query": "query"},
-        {"[Finish Conversation]": "finish_marker"}),
-    "judge_system": Source(_JUDGE, ("const", "SYSTEM_PROMPT"), "plain"),
-    "judge_rubric_single_turn": Source(_JUDGE, ("const", "PROMPT_SINGLE_TURN_REASONING"),
-                                       "format", _CONTEXT),
-    "judge_rubric_multi_turn": Source(_JUDGE, ("const", "PROMPT_MULTI_TURN_REASONING"),
-                                      "format", _CONTEXT),
-    "judge_meta_system": Source(_JUDGE, ("const", "META_JUDGE_SYSTEM_PROMPT"), "plain"),
-    "judge_meta": Source(_JUDGE, ("const", "META_JUDGE_PROMPT"), "format",
-                         {**_CONTEXT, "EVALUATION_SCORES": "ratings",
-                          "EVALUATION_REASONING": "reasoning"}),
-    # the simulator file's sections (`{name}` placeholders); the reference appends the
-    # examples to the system prompt and concatenates the example blocks directly
-    "tool_simulator/system": Source(
-        _SIM, ("const", "TOOL_SIMULATION_SYSTEM_PROMPT"), "format",
-        {"tool_name": "tool_name", "tool_description": "tool_description",
-         "tool_parameters": "tool_parameters"}),
-    "tool_simulator/examples_header": Source(_SIM, ("const", "EXAMPLES_SECTION_TEMPLATE"),
-                                             "format", {"num_examples": "num_examples"}),
-    "tool_simulator/example": Source(_SIM, ("const", "SINGLE_EXAMPLE_TEMPLATE"), "format",
-                                     {"index": "index", "params": "params", "result": "result"}),
-    "tool_simulator/no_examples": Source(_SIM, ("const", "NO_EXAMPLES_TEMPLATE"), "format",
-                                         {"tool_name": "tool_name"}),
-    "tool_simulator/user": Source(_SIM, ("const", "TOOL_SIMULATION_USER_PROMPT"), "format",
-                                  {"tool_name": "tool_name", "params_json": "params_json"}),
-}
-
-FROM_BUILTIN = ("agent_background", "agent_situation", "judge_dimensions")
-"""Roles the reference has no text for: copied from the built-in set."""
-
-Part = tuple[bool, str]  # (is a placeholder, literal text or our placeholder name)
+Part = tuple[bool, str]
+"""(is a placeholder, literal text or our placeholder name)"""
 
 
 class ImportFailed(Exception):
@@ -115,24 +68,17 @@ def default_out(name: str) -> Path:
     return sets_dir() / name
 
 
-def import_reference(checkout: Path, out: Path | None = None, name: str = "travelbench",
-                     force: bool = False) -> tuple[Path, dict]:
-    """Write the prompt set of `checkout` to `out` (default `sets_dir()/name`); returns the set
-    directory and its manifest. Never overwrites an existing set unless `force`."""
+def check_name(name: str) -> None:
     if not NAME_RE.match(name) or name == BUILTIN:
         raise ImportFailed(f"--name {name!r}: use letters, digits, '.', '_', '-' "
                            f"(and not {BUILTIN!r})")
-    checkout = checkout.expanduser().resolve()
-    if not checkout.is_dir():
-        raise ImportFailed(f"{checkout}: not a directory (expected a checkout of {REPOSITORY})")
-    out = (out or default_out(name)).expanduser().absolute()
-    if out.exists() and not force:
-        raise ImportFailed(f"{out} exists: pass --force to replace it")
-    files, provenance = render(checkout)
-    builtin = load_prompt_set(BUILTIN)
-    for role in FROM_BUILTIN:
-        files[f"{role}.txt"] = builtin.texts[role]
-        provenance[f"{role}.txt"] = f"agentsweep builtin ({builtin.label})"
+
+
+def write_set(out: Path, files: dict[str, str], provenance: dict[str, str],
+              manifest: dict[str, Any], roles: PromptRoles, force: bool) -> dict[str, Any]:
+    """Write `files` (file name -> text) as the prompt set directory `out` with a manifest
+    (`manifest` plus format, import time, every file's sha256 and origin, and the set's
+    digest); the set is loaded with `roles` first, so an unusable one is never written."""
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
     try:
@@ -141,22 +87,20 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "trave
         tmp.chmod(0o777 & ~umask)  # mkdtemp's 0700 -> an ordinary directory
         for fname, text in files.items():
             (tmp / fname).write_text(text, encoding="utf-8")
+        head = {k: v for k, v in manifest.items() if k != "placeholders"}
+        tail = {k: v for k, v in manifest.items() if k == "placeholders"}
         manifest = {
             "format": FORMAT,
-            "name": name,
-            "source": {"repository": REPOSITORY, "path": str(checkout),
-                       "commit": git_commit(checkout)},
+            **head,
             "imported_at": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-            "placeholders": {role: {**s.fields, **{f"literal {k}": v
-                                                   for k, v in s.literals.items()}}
-                             for role, s in SOURCES.items() if s.fields or s.literals},
+            **tail,
             "files": {fname: {"sha256": file_sha256(tmp / fname), "from": provenance[fname]}
                       for fname in sorted(files)},
         }
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
                                     encoding="utf-8")
         try:
-            manifest["digest"] = load_prompt_set(tmp).digest
+            manifest["digest"] = load_prompt_set(tmp, roles).digest
         except PromptSetError as exc:
             raise ImportFailed(f"the imported prompts are not usable: {exc}") from None
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2) + "\n",
@@ -165,7 +109,7 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "trave
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-    return out, manifest
+    return manifest
 
 
 def _replace(tmp: Path, out: Path, force: bool) -> None:
@@ -186,31 +130,6 @@ def _replace(tmp: Path, out: Path, force: bool) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def render(checkout: Path) -> tuple[dict[str, str], dict[str, str]]:
-    """file name -> our template text, and file name -> where it came from."""
-    trees: dict[str, ast.Module] = {}
-    files: dict[str, str] = {}
-    provenance: dict[str, str] = {}
-    sim: dict[str, str] = {}
-    for role, src in SOURCES.items():
-        tree = trees.get(src.file) or _parse(checkout, src.file)
-        trees[src.file] = tree
-        parts = _replace_literals(_extract(tree, src), src)
-        origin = f"{REPOSITORY}:{src.file}:{'.'.join(src.where[1:])}"
-        if role.startswith("tool_simulator/"):
-            sim[role.split("/", 1)[1]] = "".join(f"{{{t}}}" if ph else t for ph, t in parts)
-            provenance.setdefault("tool_simulator.txt", origin.rsplit(":", 1)[0])
-            continue
-        files[f"{role}.txt"] = "".join(f"${{{t}}}" if ph else t.replace("$", "$$")
-                                       for ph, t in parts)
-        provenance[f"{role}.txt"] = origin
-    sim["system"] += "{examples}"  # the reference appends the examples to the system prompt
-    sim["example_separator"] = ""  # ... and the example blocks to each other
-    files["tool_simulator.txt"] = simulator_file(sim)
-    assert set(files) | {f"{r}.txt" for r in FROM_BUILTIN} == {f"{r}.txt" for r in ROLES}
-    return files, provenance
-
-
 def simulator_file(sections: dict[str, str]) -> str:
     """Sections in the `=== name ===` layout `cache_store.simulator.parse_prompt` reads back
     exactly (each body followed by one newline)."""
@@ -224,19 +143,20 @@ def simulator_file(sections: dict[str, str]) -> str:
     return "".join(out)
 
 
-def _parse(checkout: Path, rel: str) -> ast.Module:
+def parse_source(checkout: Path, rel: str, repository: str) -> ast.Module:
+    """The syntax tree of `rel` in a checkout of `repository` (never executed)."""
     path = checkout / rel
     try:
         text = path.read_text(encoding="utf-8")
     except OSError:
-        raise ImportFailed(f"{path}: not found (is {checkout} a checkout of {REPOSITORY}?)")
+        raise ImportFailed(f"{path}: not found (is {checkout} a checkout of {repository}?)")
     try:
         return ast.parse(text, filename=str(path))
     except SyntaxError as exc:
         raise ImportFailed(f"{path}:{exc.lineno}: cannot be parsed: {exc.msg}") from None
 
 
-def _extract(tree: ast.Module, src: Source) -> list[Part]:
+def extract_parts(tree: ast.Module, src: Source) -> list[Part]:
     kind, *names = src.where
     what = f"{src.file}: {kind} {'.'.join(names)}"
     if kind == "const":
@@ -303,7 +223,7 @@ def _fstring_parts(node: ast.JoinedStr, src: Source, what: str) -> list[Part]:
     return parts
 
 
-def _replace_literals(parts: list[Part], src: Source) -> list[Part]:
+def replace_literals(parts: list[Part], src: Source) -> list[Part]:
     for literal, placeholder in src.literals.items():
         out: list[Part] = []
         found = False

@@ -1,17 +1,18 @@
-"""Prompt sets: every prompt text of a TravelBench run, as one versioned unit.
+"""Prompt sets: every prompt text of a benchmark's run, as one versioned unit.
 
-A prompt set is "builtin" (the project's own prompts, in `evaluator/protocols/prompts/`,
-`evaluator/judges/prompts/` and `cache_store/prompts/`) or a directory of template files, one
-per role (`ROLES`), usually written by `agentsweep prompts import` from a local checkout of the
-benchmark's reference (docs/prompts.md). Nothing of a reference is ever stored in this
-repository: imported sets live in the user's `$AGENTSWEEP_HOME/prompts/<name>/`.
+A benchmark declares its prompt roles (`PromptRoles`: each role's placeholders and built-in file,
+and its tool-simulator prompt). A prompt set is "builtin" (the benchmark's own files, written
+for this project) or a directory of template files, one per role (`<role>.txt`), usually
+written by `agentsweep prompts import` from a local checkout of the benchmark's reference
+(docs/prompts.md). Nothing of a reference is ever stored in this repository: imported sets
+live in the user's `$AGENTSWEEP_HOME/prompts/<name>/`.
 
-`load_prompt_set(spec)` reads and checks a set (placeholders as `prompting.load_templates`
-checks them) and returns a `PromptSet`, which the run passes to the protocols
-(`ProtocolSettings.prompts`), the judges (`JudgePool(prompts=...)`, `score_run(prompts=...)`)
-and the sandbox (`open_sandbox(prompts=...)`). The built-in set leaves every version string as
-it was; any other set appends `+<name>@<digest>` to them, so records and judgement keys say
-which prompts were used and never mix with the built-in ones.
+`load_prompt_set(spec, roles)` reads and checks a set (every role's `$name` placeholders) and
+returns a `PromptSet`, which the run passes to the protocols (`ProtocolSettings.prompts`), the
+judges (`JudgePool(prompts=...)`, `score_run(prompts=...)`) and the sandbox
+(`open_sandbox(prompts=...)`). The built-in set leaves every version string as it was; any
+other set appends `+<name>@<digest>` to them, so records and judgement keys say which prompts
+were used and never mix with the built-in ones.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
@@ -27,30 +29,7 @@ from typing import Any
 BUILTIN = "builtin"
 MANIFEST = "manifest.json"
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-
-_ROOT = Path(__file__).resolve().parent.parent
-_PROTOCOL_DIR = _ROOT / "evaluator" / "protocols" / "prompts"
-_JUDGE_DIR = _ROOT / "evaluator" / "judges" / "prompts"
-_SIMULATOR_FILE = _ROOT / "cache_store" / "prompts" / "tool_simulator_v1.txt"
-
-PROTOCOL_ROLES = ("agent_single_turn", "agent_multi_turn", "agent_unsolvable",
-                  "agent_background", "agent_situation", "agent_step_limit", "user_simulator")
-"""Checked by `evaluator.protocols.prompting.load_templates` (`$name` placeholders)."""
-
-# judge role -> (placeholders it must use, placeholders it may use); `$name` templates
-JUDGE_ROLES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
-    "judge_system": (frozenset(), frozenset()),  # empty file: no system message
-    "judge_rubric_single_turn": (
-        frozenset({"conversation"}),
-        frozenset({"dimensions", "context", "query", "tools", "interaction_note", "example"})),
-    "judge_rubric_multi_turn": (
-        frozenset({"conversation"}),
-        frozenset({"dimensions", "context", "query", "tools", "interaction_note", "example"})),
-    "judge_dimensions": (frozenset(), frozenset()),  # `## name` sections, for $dimensions
-    "judge_meta_system": (frozenset(), frozenset()),
-    "judge_meta": (frozenset({"conversation", "ratings"}),
-                   frozenset({"context", "query", "tools", "reasoning"})),
-}
+SIMULATOR_ROLE = "tool_simulator"
 
 # tool simulator section -> (required, allowed besides); `{name}` placeholders
 SIMULATOR_SECTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -63,19 +42,34 @@ SIMULATOR_SECTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "user": (frozenset({"params_json"}), frozenset({"tool_name"})),
 }
 
-ROLES = (*PROTOCOL_ROLES, *JUDGE_ROLES, "tool_simulator")
-"""Every role of a set; in a set directory the role's file is `<role>.txt`."""
 
-_BUILTIN_FILES: dict[str, Path | None] = {
-    **{r: _PROTOCOL_DIR / f"{r}.txt" for r in PROTOCOL_ROLES},
-    "judge_system": None,
-    "judge_rubric_single_turn": _JUDGE_DIR / "travel_rubric.txt",
-    "judge_rubric_multi_turn": _JUDGE_DIR / "travel_rubric.txt",
-    "judge_dimensions": _JUDGE_DIR / "travel_dimensions.txt",
-    "judge_meta_system": None,
-    "judge_meta": _JUDGE_DIR / "travel_meta.txt",
-    "tool_simulator": _SIMULATOR_FILE,
-}
+@dataclass(frozen=True)
+class RoleSpec:
+    """One `$name` template role: the placeholders it must use and may use, its built-in file
+    (None: an empty text), and whether trailing newlines are dropped from the template."""
+
+    required: frozenset[str] = frozenset()
+    optional: frozenset[str] = frozenset()
+    builtin: Path | None = None
+    strip_newlines: bool = False
+
+
+@dataclass(frozen=True)
+class PromptRoles:
+    """A benchmark's prompt roles: `$name` templates, optionally the tool simulator's prompt
+    (role "tool_simulator", `{name}` sections), and extra checks of a loaded set."""
+
+    templates: Mapping[str, RoleSpec]
+    simulator: Path | None = None
+    check: Callable[[PromptSet], None] | None = None
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        """Every role; in a set directory the role's file is `<role>.txt`."""
+        return (*self.templates, *((SIMULATOR_ROLE,) if self.simulator else ()))
+
+    def builtin_file(self, role: str) -> Path | None:
+        return self.simulator if role == SIMULATOR_ROLE else self.templates[role].builtin
 
 
 class PromptSetError(ValueError):
@@ -90,9 +84,8 @@ class PromptSet:
     path: Path | None  # None for the built-in set
     texts: dict[str, str]  # role -> file text, as read
     digest: str  # 12 hex digits over every role's text
-    protocol_templates: dict[str, Template] = field(repr=False)
-    judge_templates: dict[str, Template] = field(repr=False)
-    simulator_sections: dict[str, str] = field(repr=False)
+    templates: dict[str, Template] = field(repr=False)  # the `$name` roles
+    simulator_sections: dict[str, str] = field(repr=False)  # {} without a simulator role
     manifest: dict[str, Any] = field(default_factory=dict, repr=False)
 
     @property
@@ -113,11 +106,11 @@ class PromptSet:
         `<name>@<digest of the simulator prompt>` (other roles do not invalidate answers)."""
         if self.builtin:
             return base
-        return f"{self.name}@{_sha(self.texts['tool_simulator'])[:12]}"
+        return f"{self.name}@{_sha(self.texts[SIMULATOR_ROLE])[:12]}"
 
-    def judge_dimension_definitions(self) -> dict[str, str]:
-        """`## name` sections of the set's `judge_dimensions`."""
-        return dimension_sections(self.texts["judge_dimensions"])
+    def sections(self, role: str) -> dict[str, str]:
+        """`## name` sections of a role's text (e.g. rubric dimension definitions)."""
+        return dimension_sections(self.texts[role])
 
 
 def cache_home() -> Path:
@@ -146,13 +139,18 @@ def resolve(spec: str) -> Path | None:
         f"{sets_dir()} (see `agentsweep prompts list`)")
 
 
-def load_prompt_set(spec: str | Path = BUILTIN) -> PromptSet:
-    """Read and check the prompt set `spec` ("builtin", a directory, or a set name)."""
+def load_prompt_set(spec: str | Path, roles: PromptRoles) -> PromptSet:
+    """Read and check the prompt set `spec` ("builtin", a directory, or a set name) of a
+    benchmark with `roles`."""
     directory = resolve(str(spec))
     if directory is None:
-        return _builtin()
+        texts = {}
+        for r in roles.roles:
+            path = roles.builtin_file(r)
+            texts[r] = path.read_text(encoding="utf-8") if path is not None else ""
+        return _build(BUILTIN, None, texts, {}, roles)
     texts = {}
-    for role in ROLES:
+    for role in roles.roles:
         path = directory / f"{role}.txt"
         try:
             texts[role] = path.read_text(encoding="utf-8")
@@ -162,35 +160,27 @@ def load_prompt_set(spec: str | Path = BUILTIN) -> PromptSet:
     name = str(manifest.get("name") or directory.resolve().name)
     if not NAME_RE.match(name):
         raise PromptSetError(f"{directory}: set name {name!r} is not [A-Za-z0-9._-]")
-    return _build(name, directory, texts, manifest)
-
-
-def _builtin() -> PromptSet:
-    texts = {r: (p.read_text(encoding="utf-8") if p is not None else "")
-             for r, p in _BUILTIN_FILES.items()}
-    return _build(BUILTIN, None, texts, {})
+    return _build(name, directory, texts, manifest, roles)
 
 
 def _build(name: str, directory: Path | None, texts: dict[str, str],
-           manifest: dict[str, Any]) -> PromptSet:
-    from evaluator.protocols.prompting import PROMPT_DIR, load_templates
-
+           manifest: dict[str, Any], roles: PromptRoles) -> PromptSet:
     def path(role: str) -> Path:
         if directory is not None:
             return directory / f"{role}.txt"
-        return _BUILTIN_FILES[role] or Path(f"<builtin {role}>")
+        return roles.builtin_file(role) or Path(f"<builtin {role}>")
 
-    try:
-        protocol = load_templates(directory if directory is not None else PROMPT_DIR)
-    except (OSError, ValueError) as exc:
-        raise PromptSetError(str(exc)) from None
-    judge = {role: check_template(texts[role], path(role), *spec)
-             for role, spec in JUDGE_ROLES.items()}
-    _check_dimensions(judge, texts["judge_dimensions"], path("judge_dimensions"))
-    simulator = check_simulator(texts["tool_simulator"], str(path("tool_simulator")))
-    return PromptSet(name=name, path=directory, texts=texts, digest=set_digest(texts),
-                     protocol_templates=protocol, judge_templates=judge,
-                     simulator_sections=simulator, manifest=manifest)
+    templates = {}
+    for role, spec in roles.templates.items():
+        text = texts[role].rstrip("\n") if spec.strip_newlines else texts[role]
+        templates[role] = check_template(text, path(role), spec.required, spec.optional)
+    simulator = (check_simulator(texts[SIMULATOR_ROLE], str(path(SIMULATOR_ROLE)))
+                 if roles.simulator else {})
+    ps = PromptSet(name=name, path=directory, texts=texts, digest=set_digest(texts),
+                   templates=templates, simulator_sections=simulator, manifest=manifest)
+    if roles.check is not None:
+        roles.check(ps)
+    return ps
 
 
 def set_digest(texts: dict[str, str]) -> str:
@@ -208,14 +198,25 @@ def file_sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def placeholders(template: Template, path: Path | str) -> frozenset[str]:
+    """The `$name` placeholders of a template; ValueError naming the line of a bad `$`."""
+    names: set[str] = set()
+    for match in template.pattern.finditer(template.template):
+        if match.group("invalid") is not None:
+            line = template.template.count("\n", 0, match.start("invalid")) + 1
+            raise ValueError(f"{path}:{line}: invalid `$` placeholder (write `$$` for a dollar)")
+        name = match.group("named") or match.group("braced")
+        if name:
+            names.add(name)
+    return frozenset(names)
+
+
 def check_template(text: str, path: Path, required: frozenset[str],
                    optional: frozenset[str]) -> Template:
     """A `$name` template whose placeholders are `required` plus some of `optional`."""
-    from evaluator.protocols.prompting import _placeholders
-
     template = Template(text)
     try:
-        found = _placeholders(template, path)
+        found = placeholders(template, path)
     except ValueError as exc:
         raise PromptSetError(str(exc)) from None
     if not required <= found <= required | optional:
@@ -262,20 +263,6 @@ def dimension_sections(text: str) -> dict[str, str]:
     return {k: v.strip() for k, v in sections.items()}
 
 
-def _check_dimensions(judge: dict[str, Template], text: str, path: Path) -> None:
-    from evaluator.judges.travel import DIMENSIONS
-
-    defined = dimension_sections(text)
-    for subset, dims in DIMENSIONS.items():
-        role = f"judge_rubric_{subset}"
-        if role in judge and "dimensions" in judge[role].get_identifiers():
-            missing = [d for d in dims if d not in defined]
-            if missing:
-                raise PromptSetError(
-                    f"{path}: no `## {missing[0]}` section, which "
-                    f"{role} needs for $dimensions")
-
-
 def read_manifest(directory: Path) -> dict[str, Any]:
     path = directory / MANIFEST
     if not path.exists():
@@ -303,15 +290,21 @@ def modified_files(ps: PromptSet) -> list[str]:
     return out
 
 
-def list_sets(root: Path | None = None) -> list[tuple[str, Path, PromptSet | None, str]]:
-    """(name, directory, the set or None, error) for every directory under `root`."""
+def list_sets(roles: Callable[[Path], PromptRoles | None],
+              root: Path | None = None) -> list[tuple[str, Path, PromptSet | None, str]]:
+    """(name, directory, the set or None, error) for every directory under `root`; `roles`
+    gives a set directory's benchmark's roles (None: unknown benchmark)."""
     root = root if root is not None else sets_dir()
     out: list[tuple[str, Path, PromptSet | None, str]] = []
     if not root.is_dir():
         return out
     for d in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        spec = roles(d)
+        if spec is None:
+            out.append((d.name, d, None, "not a prompt set of a registered benchmark"))
+            continue
         try:
-            out.append((d.name, d, load_prompt_set(d), ""))
+            out.append((d.name, d, load_prompt_set(d, spec), ""))
         except PromptSetError as exc:
             out.append((d.name, d, None, str(exc)))
     return out

@@ -45,8 +45,9 @@ class EpisodeRecord(msgspec.Struct, omit_defaults=True):
 
     `messages` is the agent's view of the conversation (system, user, assistant with tool
     calls, tool results). `user_messages` is the user simulator's own view in multi-turn.
-    `termination`: "answer" | "unsolvable_tag" | "user_finished" | "max_turns" |
-    "max_steps" | "context_overflow" | "agent_error". `usage` maps role -> summed Usage.
+    `termination`: how the episode ended: "answer", "max_steps", "context_overflow",
+    "agent_error", or a reason of the benchmark's protocol (TravelBench: "user_finished",
+    "max_turns", its tag reason). `usage` maps role -> summed Usage.
     `timings` maps stage -> seconds (agent, user, tool, queue, total).
     """
 
@@ -80,7 +81,8 @@ class EpisodeRecord(msgspec.Struct, omit_defaults=True):
 class Judgement(msgspec.Struct, omit_defaults=True):
     """One judge verdict on one trajectory, keyed by (trajectory hash, judge model, prompt version).
 
-    `kind`: "travel_rubric" | "meta" | "unsolvable" | "sliding_window" | ...
+    `kind`: the judge kind of the benchmark (`JudgeSpec.kind`), e.g. TravelBench's
+    "travel_rubric" and "meta", VitaBench's "sliding_window".
     `scores`: dimension -> 1..5 rating (travel rubric) or rubric -> 0/1 (sliding window).
     `score`: the instance score in [0, 1] after the kind's own formula; None on judge error.
     """
@@ -102,8 +104,9 @@ class Judgement(msgspec.Struct, omit_defaults=True):
 class UnitScore(msgspec.Struct, omit_defaults=True):
     """The scored outcome of one unit, computed by `evaluator.scoring` from episodes + judgements.
 
-    `score` is the instance score in [0, 1] (TravelBench: calibrated, tool-penalized rubric
-    score; unsolvable: 0/1; sliding window: 1 if all rubrics satisfied). None when the unit
+    `score` is the instance score in [0, 1], as the benchmark scores it (TravelBench: the
+    calibrated, tool-penalized rubric score, or 0/1 from its rule check; sliding window: 1 if
+    all rubrics are satisfied). None when the unit
     could not be scored (judge error). `success` applies the explicit threshold setting.
     `dims` holds per-dimension values (rubric dimensions 1..5, or rubric accuracies).
     """

@@ -35,8 +35,9 @@ import psutil
 
 from backends.chat_wire import decode_response
 from backends.types import ChatMessage, ChatResponse, Endpoint, SamplingParams
+from evaluator import benchmarks
 from evaluator.config import AdmissionConfig, RetryConfig, RunConfig
-from evaluator.protocols import EpisodeContext, ProtocolSettings, get_protocol
+from evaluator.protocols import EpisodeContext, ProtocolSettings
 from evaluator.run.admission import AdmissionController
 from evaluator.run.progress import Counters
 from evaluator.run.results import EPISODES_FILE, FAILURES_FILE, ResultWriter
@@ -87,13 +88,13 @@ class InProcessModel:
 
 
 async def _sandbox(taskset: Any, tmp: Path, client: Any) -> Any:
-    from cache_store.sandbox import open_sandbox
-    from evaluator.run.sweep import _sandbox_settings
+    """The benchmark's environment as a run opens it (no simulator), its shared sandbox."""
+    from evaluator.benchmarks.base import EnvironmentRequest
 
-    config = RunConfig()
-    settings = _sandbox_settings(config, tmp, taskset.cache_dir)
-    return await open_sandbox(settings, tool_schemas=taskset.tool_schemas,
-                              simulator_client=None, simulator_model="none")
+    env_factory = benchmarks.get(taskset.benchmark).environment
+    assert env_factory is not None
+    env = await env_factory.open(EnvironmentRequest(RunConfig(), tmp, taskset), None, "none")
+    return env.episode(taskset.tasks[0])
 
 
 async def _hit_call(sandbox: Any, taskset: Any, task_time: str) -> tuple[str, str, str]:
@@ -139,7 +140,7 @@ async def stub_round(concurrency: int, per_slot: int, http: bool, tmp: Path) -> 
         initial_cap=concurrency, min_cap=1, max_cap=max(concurrency, 4096), adaptive=False))
     agent = RoleEndpoint("agent", client, "stub-model", SamplingParams(max_tokens=16), adm,
                          counters)
-    protocol = get_protocol("single_turn")
+    protocol = benchmarks.get(taskset.benchmark).protocol("single_turn")
     settings = ProtocolSettings(max_steps=6, layout="prefix")
 
     async def episode(unit, task, ticket):
@@ -248,7 +249,7 @@ async def engine_round(url: str, n_episodes: int, tmp: Path) -> dict[str, Any]:
     user = RoleEndpoint("user", client, model, SamplingParams(temperature=0.0, max_tokens=48),
                         adm, counters)
     sandbox = await _sandbox(taskset, tmp, None)
-    protocol = get_protocol("multi_turn")
+    protocol = benchmarks.get(taskset.benchmark).protocol("multi_turn")
     settings = ProtocolSettings(max_steps=2, max_turns=3, layout="prefix")
 
     async def episode(unit, task, ticket):

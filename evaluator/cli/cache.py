@@ -7,7 +7,15 @@ import json
 import sys
 from pathlib import Path
 
-DEFAULT_SCHEMAS = "../shared/data/travelbench/tool_schemas.json"
+
+def default_schemas() -> str:
+    """The tool schemas of the built-in sample (a benchmark's real ones: pass --schemas)."""
+    from bench_data.registry import sample_format
+
+    fmt = sample_format()
+    assert fmt.sample is not None
+    path = fmt.tool_schemas(fmt.sample)
+    return str(path) if path else ""
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     syn = sub.add_parser("synth", help="write a SYNTHETIC release-layout cache (benchmarks)")
     syn.add_argument("out", help="directory to write")
     syn.add_argument("--entries", type=int, default=250_000)
-    syn.add_argument("--schemas", default=DEFAULT_SCHEMAS, help="tool schemas (OpenAI format)")
+    syn.add_argument("--schemas", default=None,
+                     help="tool schemas (OpenAI format; default: the built-in sample's)")
     syn.add_argument("--seed", type=int, default=0)
     syn.set_defaults(func=_synth)
 
@@ -104,7 +113,7 @@ def _misses(args: argparse.Namespace) -> int:
 def _synth(args: argparse.Namespace) -> int:
     from cache_store.synth import generate
 
-    schemas = json.loads(Path(args.schemas).read_text(encoding="utf-8"))
+    schemas = json.loads(Path(args.schemas or default_schemas()).read_text(encoding="utf-8"))
     counts = generate(args.out, schemas, args.entries, args.seed)
     print(f"SYNTHETIC cache: {sum(counts.values())} entries in {args.out}")
     return 0

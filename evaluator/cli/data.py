@@ -15,7 +15,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("data", help="list and check benchmark data")
     data_sub = parser.add_subparsers(dest="data_command", metavar="ACTION")
 
-    p_list = data_sub.add_parser("list", help="datasets, subsets, task counts, paths, licenses")
+    p_list = data_sub.add_parser(
+        "list", help="benchmarks with their subsets and whether their data is found; task "
+        "counts, paths, licenses")
     p_list.add_argument("--data-dir", type=Path, default=None,
                         help=f"benchmark data directory (default: ${registry.DATA_DIR_ENV}, "
                              "then ../shared/data)")
@@ -23,7 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p_check = data_sub.add_parser(
         "check", help="validate a task file, tool-schema file, directory or dataset name")
-    p_check.add_argument("path", help="file, directory, or dataset name (sample, travelbench...)")
+    p_check.add_argument("path", help="file, directory, or dataset name (sample, or a benchmark's name)")
     p_check.add_argument("--data-dir", type=Path, default=None,
                          help="data directory for dataset names")
     p_check.set_defaults(func=cmd_check)
@@ -37,25 +39,47 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
+    """Each registered benchmark: its subsets, its protocols, and whether its data is found;
+    then the built-in sample and data of formats no benchmark package runs yet."""
+    from evaluator import benchmarks
+
     try:
-        infos = registry.list_datasets(args.data_dir)
+        infos = {i.name: i for i in registry.list_datasets(args.data_dir)}
     except FileNotFoundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    for info in infos:
-        kind = "built-in" if info.builtin else ("available" if info.available else "not found")
-        print(f"{info.name}  [{info.benchmark}, {kind}]")
-        print(f"  path:    {info.path or '(no data directory)'}")
-        if info.available:
-            subsets = ", ".join(f"{name} {count}" for name, count in info.subsets.items())
-            print(f"  tasks:   {info.task_count} ({subsets})")
-            print(f"  license: {info.license}")
-            if info.issues:
-                print(f"  issues:  {info.issues} bad records (run `agentsweep data check "
-                      f"{info.path}`)")
-    if not any(i.available and not i.builtin for i in infos):
+    found = any(i.available and not i.builtin for i in infos.values())
+    sample = infos.pop(registry.SAMPLE)
+    for bench in benchmarks.all_benchmarks():
+        info = infos.pop(bench.name, None) or registry.dataset_info(bench.name, args.data_dir)
+        runs = ", ".join(bench.protocols) or "none yet"
+        print(f"{bench.name}  [{bench.title}; data {_found(info)}]")
+        print(f"  subsets: {', '.join(bench.subsets) or '(from the data)'}; protocols: {runs}")
+        _print_data(info)
+    for info in infos.values():
+        print(f"{info.name}  [data {_found(info)}; no benchmark package registered: its tasks "
+              "load, nothing runs them yet]")
+        _print_data(info)
+    print(f"{sample.name}  [built-in sample of {sample.benchmark}]")
+    _print_data(sample)
+    if not found:
         print(f"\nno benchmark data found: pass --data-dir or set ${registry.DATA_DIR_ENV}")
     return 0
+
+
+def _found(info: registry.DatasetInfo) -> str:
+    return "found" if info.available else "not found"
+
+
+def _print_data(info: registry.DatasetInfo) -> None:
+    print(f"  path:    {info.path or '(no data directory)'}")
+    if info.available:
+        subsets = ", ".join(f"{name} {count}" for name, count in info.subsets.items())
+        print(f"  tasks:   {info.task_count} ({subsets})")
+        print(f"  license: {info.license}")
+        if info.issues:
+            print(f"  issues:  {info.issues} bad records (run `agentsweep data check "
+                  f"{info.path}`)")
 
 
 def check_path(target: str, data_dir: Path | None = None) -> tuple[str, list[LoadIssue]]:

@@ -22,9 +22,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "judge",
         help="judge a run's trajectories (resumable; already judged ones are skipped)",
-        description="Judge the episodes of RUN_DIR with the TravelBench rubric + meta judge, "
-        "the unsolvable rule and the sliding-window rubric evaluator; append to "
-        "judgements.jsonl and print scores.",
+        description="Judge the episodes of RUN_DIR with their benchmark's judges (e.g. "
+        "TravelBench's rubric judge, meta-judge and rule check, VitaBench's sliding-window "
+        "rubric evaluator); append to judgements.jsonl and print scores.",
     )
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     p.add_argument("--judge-url", default=None,
@@ -34,26 +34,54 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--retry-errors", action="store_true",
                    help="judge again only the units whose judgement is a judge error")
     p.add_argument("--concurrency", type=int, default=None, help="judge requests in flight")
-    p.add_argument("--no-meta", action="store_true", help="skip the TravelBench meta-judge")
+    p.add_argument("--no-meta", action="store_true",
+                   help="skip audit judges (TravelBench's meta-judge)")
     p.set_defaults(func=run_judge)
 
 
-def _run_config(run_dir: Path) -> Any:
-    """The run's RunConfig: the manifest's resolved config, else config.toml, else defaults."""
-    from evaluator.config import RunConfig, load_config
+def _manifest(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "manifest.json"
+    try:
+        raw = msgspec.json.decode(path.read_bytes()) if path.exists() else {}
+    except msgspec.DecodeError:
+        return {}
+    return raw if isinstance(raw, dict) else {}
 
-    manifest = run_dir / "manifest.json"
-    if manifest.exists():
+
+def _run_config(run_dir: Path) -> Any:
+    """The run's RunConfig: the manifest's resolved config (old key names accepted), else
+    config.toml, else defaults."""
+    from evaluator.config import convert_config, load_config
+
+    resolved = _manifest(run_dir).get("resolved_config")
+    if isinstance(resolved, dict):
         try:
-            raw = msgspec.json.decode(manifest.read_bytes())
-            resolved = raw.get("resolved_config") if isinstance(raw, dict) else None
-            if isinstance(resolved, dict):
-                return msgspec.convert(resolved, RunConfig)
-        except (msgspec.DecodeError, msgspec.ValidationError):
+            return convert_config(resolved)
+        except msgspec.ValidationError:
             pass
     config_path = run_dir / "config.toml"
     config, _ = load_config(config_path if config_path.exists() else None)
     return config
+
+
+def run_benchmark(run_dir: Path, config: Any) -> Any:
+    """The run's Benchmark (the manifest's, else its data's); None when not registered."""
+    from evaluator import benchmarks
+    from evaluator.profiles import run_benchmark as data_benchmark
+
+    name = _manifest(run_dir).get("benchmark") or data_benchmark(config.data)
+    return benchmarks.find(name) if isinstance(name, str) and name else None
+
+
+def run_prompt_set(config: Any, bench: Any) -> Any:
+    """The run's prompt set (None: built-in, or a benchmark without prompt sets)."""
+    from evaluator.prompt_sets import BUILTIN, load_prompt_set
+
+    if bench is None or bench.prompts is None:
+        if config.prompts != BUILTIN:
+            raise ValueError(f"prompts {config.prompts!r}: the run's benchmark has no prompt sets")
+        return None
+    return load_prompt_set(config.prompts, bench.prompts)
 
 
 def judge_settings_for(config: Any, args: argparse.Namespace) -> Any:
@@ -84,10 +112,10 @@ def _tasks(config: Any) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]
     d = config.data
     try:
         ts = load_tasks(d.dataset, subsets=d.subsets or None, data_dir=d.data_dir or None,
-                        skip_bad=True)
-    except (OSError, ValueError) as exc:
-        print(f"warning: tasks of {d.dataset!r} not loaded ({exc}); rubric tasks cannot be "
-              "judged, travel judges use the recorded query", file=sys.stderr)
+                        skip_bad=True, benchmark=d.benchmark or None)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"warning: tasks of {d.dataset!r} not loaded ({exc}); judges that need the task "
+              "skip the unit or use what the record holds", file=sys.stderr)
         return {}, {}
     return {t.key: t for t in ts.tasks}, {ts.benchmark: ts.tool_schemas}
 
@@ -104,13 +132,13 @@ def run_judge(args: argparse.Namespace) -> int:
     if not (run_dir / "episodes.jsonl").is_file():
         print(f"error: {run_dir}: no episodes.jsonl (not a run directory?)", file=sys.stderr)
         return 2
-    from evaluator.prompt_sets import load_prompt_set
+    from evaluator.benchmarks import BenchmarkError
 
     try:
         config = _run_config(run_dir)
         settings = judge_settings_for(config, args)
-        prompts = load_prompt_set(config.prompts)
-    except (ConfigError, ValueError) as exc:
+        prompts = run_prompt_set(config, run_benchmark(run_dir, config))
+    except (ConfigError, ValueError, BenchmarkError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     tasks, tools = _tasks(config)
@@ -185,36 +213,20 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
             await c.close()
 
 
-def _pct(value: float | None) -> str:
-    return "     -" if value is None else f"{100 * value:6.2f}"
-
-
 def summary_text(run_dir: Path, settings: Any, prompts: Any = None) -> str:
-    """A few lines: TravelBench subset/overall scores (x100: the reference's pooled number,
-    then the per-trial mean ± sample std) and rubric-task success and rubric accuracy."""
-    from evaluator.scoring import score_run, travel_summary
+    """A few lines per benchmark of the run: its report section's judge summary (TravelBench:
+    subset and overall scores x100, the pooled number then the per-trial mean ± std)."""
+    from evaluator import benchmarks
+    from evaluator.scoring import score_run
 
     scores = score_run(run_dir, settings, prompts)
     lines: list[str] = []
-    ts = travel_summary(scores)
-    for name, sub in ts.subsets.items():
-        if sub.mean is None:
-            lines.append(f"  {name:12s}  no scored units ({sub.n_errors} unscored)")
+    for name in dict.fromkeys(s.benchmark for s in scores):
+        bench = benchmarks.find(name)
+        units = [s for s in scores if s.benchmark == name]
+        if bench is None or bench.report is None:
             continue
-        lines.append(f"  {name:12s} {100 * sub.mean:6.2f}  per trial "
-                     f"{_pct(sub.trial_mean)} ± {100 * (sub.std or 0):5.2f}  "
-                     f"({sub.n_scored}/{sub.n_units} scored, {len(sub.per_trial)} trials)")
-    if ts.overall is not None:
-        note = "" if ts.complete else "  (not all three subsets present)"
-        lines.append(f"  {'overall':12s} {100 * ts.overall:6.2f}  per trial "
-                     f"{_pct(ts.overall_trial_mean)} ± {100 * (ts.overall_std or 0):5.2f}{note}")
-    other = [s for s in scores if s.benchmark != "travelbench"]
-    scored = [s for s in other if s.score is not None]
-    if other:
-        acc = [s.dims["rubric_accuracy"] for s in scored if "rubric_accuracy" in s.dims]
-        line = (f"  rubric tasks: success {sum(1 for s in scored if s.success)}/{len(scored)}"
-                f" scored ({len(other) - len(scored)} unscored)")
-        if acc:
-            line += f", rubric accuracy {100 * sum(acc) / len(acc):.1f}%"
-        lines.append(line)
+        summary = bench.report.summarize(units)
+        if summary is not None:
+            lines += bench.report.judge_lines(summary)
     return "\n".join(["scores:"] + lines) if lines else "scores: nothing scored"

@@ -29,6 +29,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--limit", type=int, help="at most N tasks per subset")
     p.add_argument("--concurrency", type=int, help="episodes in flight at most")
     p.add_argument("--data", metavar="NAME_OR_PATH", help="dataset name or path")
+    p.add_argument("--bench", metavar="NAME", help="read the data as this benchmark's "
+                   "(default: the benchmark the data is recognised as; see "
+                   "`agentsweep data list`)")
+    p.add_argument("--plugin", action="append", metavar="MODULE",
+                   help="import MODULE, which registers a benchmark (`BENCHMARK = "
+                   "Benchmark(...)`; repeatable; recorded as the config's `plugins`)")
     p.add_argument("--data-dir", metavar="DIR", help="where benchmark files live")
     p.add_argument("--agent-url", metavar="URL", help="agent endpoint base URL")
     p.add_argument("--agent-model", metavar="NAME", help="agent model name")
@@ -59,7 +65,8 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
 
     out: list[tuple[str, Any, str]] = []
     simple = (("trials", "trials"), ("limit", "data.limit"), ("concurrency", "concurrency"),
-              ("data", "data.dataset"), ("data_dir", "data.data_dir"),
+              ("data", "data.dataset"), ("bench", "data.benchmark"),
+              ("data_dir", "data.data_dir"),
               ("agent_url", "agent.endpoint.base_url"), ("agent_model", "agent.endpoint.model"),
               ("engine_url", "engine.url"), ("out", "out"), ("name", "name"), ("seed", "seed"),
               ("profile", "profile"))
@@ -67,6 +74,8 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
         value = getattr(args, attr, None)
         if value is not None:
             out.append((key, value, "--" + attr.replace("_", "-")))
+    if getattr(args, "plugin", None):
+        out.append(("plugins", list(args.plugin), "--plugin"))
     if args.subset:
         subsets = [s.strip() for item in args.subset for s in item.split(",") if s.strip()]
         out.append(("data.subsets", subsets, "--subset"))

@@ -1,2 +1,5 @@
-"""LLM judges and rule checks: TravelBench rubric + meta judge, unsolvable rule, sliding-window
-rubric evaluator, and the JudgePool that runs them (see docs/judging.md)."""
+"""The generic judging machinery: the JudgePool that runs each benchmark's judges on finished
+episodes, judge calls with retries and guided JSON, tolerant parsing, transcripts for prompts,
+the `[judge]` settings and the rubric-based sliding-window evaluator. The judges themselves are
+the benchmarks' (`Benchmark.judges`; TravelBench's rubric judge, meta-judge and rule check are
+in its package). See docs/judges.md."""

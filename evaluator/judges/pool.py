@@ -4,16 +4,18 @@
 records concurrently and append Judgements to RUN_DIR/judgements.jsonl through the run
 directory's single-writer discipline (`evaluator.run.results.ResultWriter`: append, fsync, torn
 tail repaired). Judgements are keyed by (trajectory hash, judge model, prompt version, kind);
-a key already on disk is skipped unless `rerun`. Which judge a unit gets:
-- travelbench unsolvable -> rule check (no LLM);
-- travelbench single_turn / multi_turn -> rubric judge, then the meta-judge when enabled;
-- any task with rubrics (VitaBench) -> sliding-window rubric evaluator;
-- anything else is counted as skipped.
+a key already on disk is skipped unless `rerun`. Which judgements a unit gets is its
+benchmark's (`Benchmark.judge_kinds` and `Benchmark.judges`, looked up in the registry): rule
+checks are written at once; model judges are claimed per key, so identical trajectories are
+judged once; an audit judge (one that `audits` another kind) runs after a successful audited
+judgement, and always after a freshly written one. A record whose benchmark is not registered,
+or that no judge applies to, is counted as skipped with the reason.
 """
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
@@ -34,21 +36,11 @@ from evaluator.run.results import (
 
 from .call import JudgeClient
 from .settings import JudgeSettings
-from .sliding_window import SLIDING_WINDOW_KIND, judge_sliding_window, llm_window_judge
-from .sliding_window import prompt_version as window_version
 from .transcript import trajectory_hash
-from .travel import (
-    DIMENSIONS,
-    META_KIND,
-    RUBRIC_KIND,
-    judge_meta,
-    judge_rubric,
-    meta_version,
-    rubric_version,
-)
-from .unsolvable import RULE_JUDGE_MODEL, UNSOLVABLE_KIND, judge_unsolvable, rule_version
 
 JUDGEMENTS_FILE = "judgements.jsonl"
+RULE_JUDGE_MODEL = "rule"
+"""The judge model of rule checks (no LLM)."""
 JudgementKey = tuple[str, str, str, str]
 _decoder = msgspec.json.Decoder(Judgement)
 
@@ -99,8 +91,8 @@ class JudgePool:
         prompts: Any = None,
     ) -> None:
         """client: one judge client, or one per endpoint (used round-robin).
-        tasks: Task.key -> Task (needed for rubric tasks; travel falls back to the record).
-        tool_schemas: benchmark -> OpenAI tool list shown to the travel judge.
+        tasks: Task.key -> Task (judges that need the task fall back to the record or skip).
+        tool_schemas: benchmark -> the OpenAI tool list the agent had (shown to judges).
         prompts: the run's `evaluator.prompt_sets.PromptSet` (None = the built-in prompts)."""
         self.run_dir = Path(run_dir)
         self.settings = settings
@@ -116,7 +108,8 @@ class JudgePool:
         self._done: set[JudgementKey] = set()
         self._judged_now: set[JudgementKey] = set()   # written by this pool (even with rerun)
         self._inflight: dict[JudgementKey, asyncio.Event] = {}
-        self._rubrics: dict[JudgementKey, Judgement] = {}
+        self._kept: dict[JudgementKey, Judgement] = {}  # successful audited judgements
+        self._audited: set[str] = set()  # kinds some judge audits
         self._queue: asyncio.Queue[EpisodeRecord] = asyncio.Queue()
         self._workers: list[asyncio.Task[None]] = []
         self._writer: ResultWriter | None = None
@@ -128,13 +121,17 @@ class JudgePool:
         if not self.model:
             self.model = await self.clients[0].resolve_model()
         self._writer = ResultWriter(self.run_dir / JUDGEMENTS_FILE).start()
+        from evaluator import benchmarks
+
+        self._audited = {spec.audits for b in benchmarks.all_benchmarks()
+                         for spec in b.judges.values() if spec.audits}
         latest = {judgement_key(j): j for j in read_judgements(self.run_dir)}  # later wins
         for key, j in latest.items():
             if j.error is not None and self.settings.retry_errors:
                 continue  # judged again; the new judgement supersedes it (scoring takes the last)
             self._done.add(key)
-            if j.kind == RUBRIC_KIND and j.score is not None:
-                self._rubrics[key] = j
+            if j.kind in self._audited and j.score is not None:
+                self._kept[key] = j
         self._workers = [
             asyncio.create_task(self._work(), name=f"judge-{i}")
             for i in range(self.settings.concurrency)
@@ -226,62 +223,54 @@ class JudgePool:
         self.stats.unjudgeable[why] = self.stats.unjudgeable.get(why, 0) + 1
 
     async def _judge(self, record: EpisodeRecord) -> None:
-        thash = trajectory_hash(record)
-        task = self.tasks.get(record.unit.task)
-        s = self.settings
-        if record.benchmark == "travelbench" and record.subset == "unsolvable":
-            key = (thash, RULE_JUDGE_MODEL, rule_version(s.unsolvable_tags), UNSOLVABLE_KIND)
-            if not self._skip(key):  # no await: cannot race
-                self._write(judge_unsolvable(record, s.unsolvable_tags, thash))
-            return
-        if record.benchmark == "travelbench" and record.subset in DIMENSIONS:
-            await self._judge_travel(record, task, thash)
-            return
-        if task is not None and task.rubrics:
-            key = (thash, self.model, window_version(s.window_turns, s.window_overlap),
-                   SLIDING_WINDOW_KIND)
-            if await self._claim(key):
-                try:
-                    judge = llm_window_judge(task, next(self._rr), self.model, s)
-                    self._write(await judge_sliding_window(record, task, judge, self.model, s,
-                                                           thash))
-                finally:
-                    self._release(key)
-            return
-        if record.benchmark == "vitabench" and task is None:
-            self._unjudgeable("rubric task not found")
-        else:
-            self._unjudgeable(f"no judge for {record.benchmark}/{record.subset}")
+        from evaluator import benchmarks
+        from evaluator.benchmarks.base import JudgeInput, Unjudgeable
 
-    async def _judge_travel(self, record: EpisodeRecord, task: Task | None, thash: str) -> None:
-        s = self.settings
-        tools = self.tool_schemas.get(record.benchmark)
-        rkey = (thash, self.model, rubric_version(self.prompts), RUBRIC_KIND)
-        fresh = False
-        rubric: Judgement | None
-        if await self._claim(rkey):
-            try:
-                rubric = await judge_rubric(record, task, next(self._rr), self.model, s, tools,
-                                            thash, self.prompts)
-                self._write(rubric)
-                fresh = True
-                if rubric.score is not None:
-                    self._rubrics[rkey] = rubric
-            finally:
-                self._release(rkey)
-        else:
-            rubric = self._rubrics.get(rkey)
-        if not s.meta_judge or rubric is None or rubric.score is None:
+        bench = benchmarks.find(record.benchmark)
+        if bench is None:
+            self._unjudgeable(f"no judge for {record.benchmark}/{record.subset}")
             return
-        mkey = (thash, self.model, meta_version(self.prompts), META_KIND)
-        if fresh:  # a freshly judged rubric is always audited (the key may exist from before)
-            if mkey in self._judged_now or mkey in self._inflight:
-                return
-            self._inflight[mkey] = asyncio.Event()
-        elif not await self._claim(mkey):
-            return
+        task = self.tasks.get(record.unit.task)
         try:
-            self._write(await judge_meta(record, task, rubric, next(self._rr), self.model, s,
-                                         tools, self.prompts))
-        finally:
-            self._release(mkey)
+            kinds = bench.judge_kinds(record, task, self.settings)
+        except Unjudgeable as exc:
+            self._unjudgeable(str(exc))
+            return
+        thash = trajectory_hash(record)
+        done: dict[str, Judgement | None] = {}   # kind -> its judgement (this record)
+        fresh: set[str] = set()                  # kinds written by this call
+        for kind in kinds:
+            spec = bench.judges[kind]
+            inp = JudgeInput(record=record, task=task, thash=thash, settings=self.settings,
+                             prompts=self.prompts, tools=self.tool_schemas.get(record.benchmark))
+            if spec.rule:
+                key = (thash, RULE_JUDGE_MODEL, spec.version(self.settings, self.prompts), kind)
+                if not self._skip(key):  # no await before the write: cannot race
+                    out = spec.run(inp)
+                    self._write(await out if inspect.isawaitable(out) else out)
+                continue
+            key = (thash, self.model, spec.version(self.settings, self.prompts), kind)
+            if spec.audits:
+                inp.audited = done.get(spec.audits)
+                if inp.audited is None or inp.audited.score is None:
+                    continue
+                if spec.audits in fresh:  # a fresh judgement is always audited (key may exist)
+                    if key in self._judged_now or key in self._inflight:
+                        continue
+                    self._inflight[key] = asyncio.Event()
+                elif not await self._claim(key):
+                    continue
+            elif not await self._claim(key):
+                done[kind] = self._kept.get(key)
+                continue
+            try:
+                inp.client, inp.model = next(self._rr), self.model
+                out = spec.run(inp)
+                j = await out if inspect.isawaitable(out) else out
+                self._write(j)
+                done[kind] = j
+                fresh.add(kind)
+                if j.score is not None and kind in self._audited:
+                    self._kept[key] = j
+            finally:
+                self._release(key)

@@ -9,7 +9,7 @@ import msgspec
 
 from backends.types import Endpoint, SamplingParams
 
-DEFAULT_UNSOLVABLE_TAGS = ("[Unsolvable]", "[Unsolved]")
+DEFAULT_ABSTAIN_TAGS = ("[Unsolvable]", "[Unsolved]")
 
 
 class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -38,9 +38,12 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
         parser is used either way.
     meta_judge: run the TravelBench meta-judge audit after the rubric judge (calibration
         factor s/5).
-    success_threshold: a TravelBench single/multi-turn unit counts as a success (for pass@k)
-        when its final instance score is >= this. Unsolvable and rubric units are 0/1 already.
-    unsolvable_tags: the refusal tags accepted in the first assistant response (case-sensitive).
+    success_threshold: a unit with a graded score (TravelBench single/multi-turn) counts as a
+        success (for pass@k) when its final instance score is >= this; 0/1 scores are
+        successes already.
+    abstain_tags: the refusal tags a rule check accepts in the first assistant response
+        (case-sensitive; TravelBench's abstention subset; its old name is accepted, see
+        docs/config.md).
     window_turns: sliding-window evaluator: turns (messages) per window (`w`).
     window_overlap: sliding-window evaluator: turns shared by adjacent windows (`delta`).
     rerun: judge again even when a judgement with the same key already exists.
@@ -68,9 +71,7 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     structured_output: bool = True
     meta_judge: bool = True
     success_threshold: float = 0.75
-    unsolvable_tags: list[str] = msgspec.field(
-        default_factory=lambda: list(DEFAULT_UNSOLVABLE_TAGS)
-    )
+    abstain_tags: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_ABSTAIN_TAGS))
     window_turns: int = 10
     window_overlap: int = 2
     rerun: bool = False
@@ -104,8 +105,8 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
             raise ValueError(
                 f"judge.success_threshold must be in [0, 1], got {self.success_threshold}"
             )
-        if not self.unsolvable_tags:
-            raise ValueError("judge.unsolvable_tags: at least one tag is required")
+        if not self.abstain_tags:
+            raise ValueError("judge.abstain_tags: at least one tag is required")
 
     @property
     def judge_model(self) -> str:

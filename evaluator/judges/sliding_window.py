@@ -15,6 +15,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
+from functools import cache
+from pathlib import Path
 from string import Template
 from typing import Any
 
@@ -28,15 +30,20 @@ from .call import JudgeClient, JudgeFailed, call_judge
 from .parse import WindowItem, parse_window
 from .settings import JudgeSettings
 from .transcript import conversation_turns, render_conversation, trajectory_hash
-from .travel import prompt_text
 
 SLIDING_WINDOW_KIND = "sliding_window"
+PROMPT_FILE = Path(__file__).with_name("prompts") / "sliding_window.txt"
 _PROMPT_VERSION = "sliding-window-v1"
 
 
 def prompt_version(w: int, delta: int) -> str:
     """Window geometry changes verdicts, so it is part of the judgement key."""
     return f"{_PROMPT_VERSION}+w{w}d{delta}"
+
+
+@cache
+def _prompt() -> str:
+    return PROMPT_FILE.read_text(encoding="utf-8")
 
 
 def rubric_keys(rubrics: list[str]) -> list[str]:
@@ -149,7 +156,7 @@ def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings)
         ensure_ascii=False,
         indent=1,
     )
-    return Template(prompt_text("sliding_window.txt")).safe_substitute(
+    return Template(_prompt()).safe_substitute(
         window_turns=settings.window_turns,
         window_overlap=settings.window_overlap,
         window_index=req.index,

@@ -1,7 +1,10 @@
-"""Episode protocols: pure async functions from (task, context) to an EpisodeRecord.
+"""The generic episode machinery: the contract between a protocol and the run around it
+(`base`: EpisodeContext, RoleClient, ToolSandbox, ProtocolSettings) and the shared agent loop
+(`loop`: Episode, EpisodeEnded).
 
-`PROMPT_DIGEST` identifies the prompt texts and `prompt_version(settings)` (`PROMPT_VERSION` +
-the layout) the prompt rules; every record carries both, and the layout, in `extra`. The scheduler looks a protocol up by the task's subset with `get_protocol`.
+A protocol is a pure async function from an `EpisodeContext` to an `EpisodeRecord`; each
+benchmark's package holds its own (TravelBench: its package's `protocols.py`),
+and the run looks one up through the benchmark registry (`Benchmark.protocol(subset)`).
 """
 
 from __future__ import annotations
@@ -11,53 +14,17 @@ from collections.abc import Awaitable, Callable
 from evaluator.records import EpisodeRecord
 
 from .base import LAYOUTS, EpisodeContext, ProtocolSettings, RoleClient, ToolSandbox
-from .prompting import (
-    PROMPT_DIGEST,
-    PROMPT_VERSION,
-    agent_first_message,
-    agent_system_prompt,
-    prompt_version,
-    step_limit_reply,
-    user_system_prompt,
-)
-from .travel import run_multi_turn, run_single_turn, run_unsolvable
+from .loop import Episode, EpisodeEnded
 
 ProtocolFn = Callable[[EpisodeContext], Awaitable[EpisodeRecord]]
 
-PROTOCOLS: dict[str, ProtocolFn] = {
-    "single_turn": run_single_turn,
-    "multi_turn": run_multi_turn,
-    "unsolvable": run_unsolvable,
-}
-
-
-def get_protocol(subset: str) -> ProtocolFn:
-    """The protocol of a subset; raises KeyError naming the known subsets."""
-    try:
-        return PROTOCOLS[subset]
-    except KeyError:
-        raise KeyError(
-            f"no episode protocol for subset {subset!r}; known subsets: {sorted(PROTOCOLS)}"
-        ) from None
-
-
 __all__ = [
     "LAYOUTS",
-    "PROMPT_DIGEST",
-    "PROMPT_VERSION",
-    "PROTOCOLS",
+    "Episode",
     "EpisodeContext",
+    "EpisodeEnded",
     "ProtocolFn",
     "ProtocolSettings",
     "RoleClient",
     "ToolSandbox",
-    "agent_first_message",
-    "agent_system_prompt",
-    "get_protocol",
-    "prompt_version",
-    "run_multi_turn",
-    "run_single_turn",
-    "run_unsolvable",
-    "step_limit_reply",
-    "user_system_prompt",
 ]

@@ -57,10 +57,10 @@ class ProtocolSettings:
     max_steps: int = 12                 # agent calls per user turn (tool loop bound)
     max_turns: int = 8                  # multi-turn rounds (agent reply + simulator reply)
     finish_marker: str = "##FINISH##"   # the user simulator ends the dialogue with it
-    unsolvable_tags: tuple[str, ...] = ("[Unsolvable]", "[Unsolved]")
+    abstain_tags: tuple[str, ...] = ("[Unsolvable]", "[Unsolved]")  # "cannot be done" tags
     language: str = "auto"              # prompts: "auto" follows the task text
     layout: str = "reference"           # one of LAYOUTS
-    stop_at_unsolvable_tag: bool = False  # unsolvable: end at the first tagged reply
+    stop_at_abstain_tag: bool = False   # end an abstention episode at the first tagged reply
     retry_empty_replies: bool = False   # retry an empty reply once instead of keeping it
     prompts: PromptSet | None = None    # the run's prompt set; None = the built-in prompts
 

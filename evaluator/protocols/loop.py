@@ -1,4 +1,4 @@
-"""The shared agent loop of the episode protocols: agent calls, tool execution, bookkeeping.
+"""The shared agent loop of episode protocols: agent calls, tool execution, bookkeeping.
 
 `Episode` holds the mutable state of one running episode (the agent's message list, tool-call
 records, usage and timings) and is turned into an `EpisodeRecord` at the end. The conversation
@@ -12,8 +12,8 @@ Rules applied here (documented in docs/protocols.md):
   counted in `extra["empty_replies"]`), as the reference does; with
   `settings.retry_empty_replies` it is dropped and the same request retried once instead, and
   a second empty reply in a row ends the episode: "agent_error";
-- a user turn whose `max_steps` agent calls all called tools gets the fixed step-limit reply
-  (prompt `agent_step_limit`) as the agent's reply, as the reference does
+- a user turn whose `max_steps` agent calls all called tools gets the protocol's fixed
+  step-limit reply as the agent's reply, as the TravelBench reference does
   (`extra["step_limit_replies"]`);
 - text that looks like an unparsed hermes `<tool_call>` stays text (counted in
   `extra["unparsed_tool_call_text"]`): it is the model's fault, not ours;
@@ -35,7 +35,6 @@ from cache_store.types import ToolOutcome
 from evaluator.records import EpisodeRecord, ToolCallRecord
 
 from .base import EpisodeContext, RoleClient
-from .prompting import prompt_digest, prompt_version, step_limit_reply, travel_of
 
 _CONTEXT_OVERFLOW = re.compile(
     r"context length|context window|maximum model length|longer than the maximum|"
@@ -67,7 +66,12 @@ def is_context_overflow(exc: HTTPStatusError) -> bool:
 
 
 class Episode:
-    """Mutable state of one episode; `finish()` turns it into the EpisodeRecord."""
+    """Mutable state of one episode; `finish()` turns it into the EpisodeRecord.
+
+    The protocol gives the agent's system prompt and first user message, the task's time
+    (passed to every tool call), the fixed reply used when a user turn runs out of agent
+    calls, and the record's first `extra` entries (its prompt version, say).
+    """
 
     __slots__ = (
         "_tools",
@@ -78,6 +82,7 @@ class Episode:
         "n_agent_calls",
         "n_user_turns",
         "started_at",
+        "step_limit_text",
         "step_limited",
         "task_time",
         "timings",
@@ -86,10 +91,12 @@ class Episode:
         "user_messages",
     )
 
-    def __init__(self, ctx: EpisodeContext, system_prompt: str, first_message: str) -> None:
-        travel = travel_of(ctx.task)
+    def __init__(self, ctx: EpisodeContext, system_prompt: str, first_message: str, *,
+                 task_time: str = "", step_limit_text: str = "",
+                 extra: dict[str, Any] | None = None) -> None:
         self.ctx = ctx
-        self.task_time = travel.time
+        self.task_time = task_time
+        self.step_limit_text = step_limit_text
         self.started_at = time.time()
         self.messages: list[ChatMessage] = [
             ChatMessage(role="system", content=system_prompt),
@@ -102,11 +109,7 @@ class Episode:
         self.n_agent_calls = 0
         self.n_user_turns = 1  # user messages in `messages`; the task query is the first
         self.step_limited = False  # the last agent turn ended with the step-limit reply
-        self.extra: dict[str, Any] = {
-            "prompt_version": prompt_version(ctx.settings),
-            "prompt_digest": prompt_digest(ctx.settings),
-            "layout": ctx.settings.layout,
-        }
+        self.extra: dict[str, Any] = dict(extra or {})
         self.final_answer = ""
         self._tools = ctx.sandbox.tools  # the same list object on every call
 
@@ -209,13 +212,14 @@ class Episode:
                 ChatMessage(role="tool", content=record.content, tool_call_id=record.call_id)
             )
 
-    async def agent_turn(self, max_steps: int, stop_tags: tuple[str, ...] = ()) -> str:
+    async def agent_turn(self, max_steps: int, stop_tags: tuple[str, ...] = (),
+                         stop_reason: str = "stop_tag") -> str:
         """Let the agent call tools until it replies without tool calls; return its text.
 
         After `max_steps` agent calls that all called tools (each call's tools executed), the
         fixed step-limit text is appended as the agent's reply and returned, and
         `step_limited` is set: the episode goes on, as in the reference. Raises
-        EpisodeEnded("unsolvable_tag") when the text of a reply contains one of `stop_tags`
+        EpisodeEnded(stop_reason) when the text of a reply contains one of `stop_tags`
         (pending tool calls of that reply are then not executed).
         """
         self.step_limited = False
@@ -225,14 +229,14 @@ class Episode:
             content = msg.content or ""
             if stop_tags and content and any(tag in content for tag in stop_tags):
                 self.final_answer = content
-                raise EpisodeEnded("unsolvable_tag")
+                raise EpisodeEnded(stop_reason)
             if not msg.tool_calls:
                 self.final_answer = content
                 return content
             if content.strip():
                 self._count("mixed_turns")  # text next to tool calls: never shown to the user
             await self.run_tools(msg.tool_calls)
-        text = step_limit_reply(self.ctx.settings)
+        text = self.step_limit_text
         self.messages.append(ChatMessage(role="assistant", content=text))
         self._count("step_limit_replies")
         self.step_limited = True

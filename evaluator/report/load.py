@@ -208,12 +208,30 @@ def _prompt_set(manifest: dict[str, Any]) -> Any:
     spec = resolved.get("prompts") if isinstance(resolved, dict) else None
     if not isinstance(spec, str) or spec == "builtin":
         return None
+    from evaluator import benchmarks
     from evaluator.prompt_sets import PromptSetError, load_prompt_set
 
+    name = manifest.get("benchmark")
+    bench = benchmarks.find(name) if isinstance(name, str) else None
+    if bench is None or bench.prompts is None:
+        return None
     try:
-        return load_prompt_set(spec)
+        return load_prompt_set(spec, bench.prompts)
     except PromptSetError:
         return None
+
+
+def _load_plugins(manifest: dict[str, Any]) -> None:
+    """The benchmarks the run's config names (`plugins`), so that its records are scored."""
+    resolved = manifest.get("resolved_config")
+    plugins = resolved.get("plugins") if isinstance(resolved, dict) else None
+    if isinstance(plugins, list) and plugins:
+        from evaluator import benchmarks
+
+        try:
+            benchmarks.load_plugins(str(p) for p in plugins)
+        except benchmarks.BenchmarkError as exc:
+            raise ReportInputError(str(exc)) from None
 
 
 def _short(value: Any) -> str:
@@ -228,11 +246,17 @@ def _config_threshold(config: dict[str, Any]) -> float | None:
 
 
 def _judge_settings(config: dict[str, Any]) -> Any:
+    from evaluator import benchmarks
+    from evaluator.config_check import ConfigError, rename_aliases
     from evaluator.judges.settings import JudgeSettings
 
     table = config.get("judge") if isinstance(config.get("judge"), dict) else {}
-    try:
+    try:  # a run written before a field was renamed keeps its old key
+        table = rename_aliases(dict(table), benchmarks.config_aliases(), "judge.",
+                               where="judge settings")
         return msgspec.convert(table, JudgeSettings)
+    except ConfigError as exc:
+        raise ReportInputError(str(exc)) from None
     except msgspec.ValidationError as exc:
         raise ReportInputError(f"judge settings of the run are not readable: {exc}") from None
 
@@ -249,6 +273,7 @@ def load_run(
     if not run_dir.is_dir():
         raise ReportInputError(f"{run_dir}: not a run directory")
     manifest = read_manifest(run_dir)
+    _load_plugins(manifest)
     config = read_config(run_dir)
     resolved = manifest.get("resolved_config")
     if isinstance(resolved, dict) and isinstance(resolved.get("judge"), dict):

@@ -13,6 +13,7 @@ from evaluator.report.summary import RunSummary
 from evaluator.report.svg import LineSeries, bar_chart, line_chart
 from evaluator.report.tables import (
     Table,
+    benchmark_plots,
     detail_tables,
     run_table,
     subset_names,
@@ -170,7 +171,7 @@ def render_html(runs: list[RunSummary], created: str) -> str:
             "docs/metrics.md; — means no task had enough trials.</p>"),
             html_table(run_table(runs)), html_table(summary_table(runs)),
             "<h2>Per subset</h2>", '<div class="plots">', *subset_bars(runs),
-            error_category_plot(runs), "</div>"]
+            error_category_plot(runs), *benchmark_plots(runs), "</div>"]
     for subset in subset_names(runs):
         body.append(f"<h2>{esc(subset)}</h2>")
         body.append('<div class="plots">')

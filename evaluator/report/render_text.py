@@ -7,10 +7,10 @@ import html
 from evaluator.report.summary import RunSummary
 from evaluator.report.tables import (
     Table,
+    benchmark_tables,
     detail_tables,
     run_table,
     summary_table,
-    travel_table,
 )
 
 
@@ -50,9 +50,8 @@ def markdown_table(table: Table) -> str:
 
 
 def render_terminal(runs: list[RunSummary]) -> str:
-    out = terminal_table(summary_table(runs))
-    travel = travel_table(runs)
-    return out + "\n\n" + terminal_table(travel) if travel.rows else out
+    tables = [summary_table(runs), *benchmark_tables(runs)]
+    return "\n\n".join(terminal_table(t) for t in tables)
 
 
 def render_markdown(runs: list[RunSummary], created: str) -> str:

@@ -4,11 +4,12 @@ Per run, one `SubsetSummary` for all units ("all") and one per "benchmark/subset
 - a trial is a scored unit (score not None); judge errors are counted, not treated as failures;
 - success = `UnitScore.success` (set by the explicit threshold), or score >= threshold if unset;
 - the subset score (`mean_score`, the headline) pools every scored unit of every trial, as the
-  TravelBench reference does; for TravelBench single/multi-turn it is the reference's
-  aggregate (`evaluator.scoring.subset_score`: per-dimension means, then their mean), else the
-  mean unit score. Beside it the same number per trial index (`per_trial`), their mean
-  (`trial_mean`) and sample std (ddof=1; None with a single trial index);
-- `travel`: the TravelBench subsets and overall score (`evaluator.scoring.travel_summary`);
+  benchmark's paper does (`Benchmark.subset_score`; TravelBench single/multi-turn: per-
+  dimension means, then their mean; by default the mean unit score; "all" over several
+  subsets: the mean unit score). Beside it the same number per trial index (`per_trial`),
+  their mean (`trial_mean`) and sample std (ddof=1; None with a single trial index);
+- `benchmarks`: each benchmark's own summary (`Benchmark.report.summarize`, e.g. TravelBench's
+  subsets and overall score), by benchmark name;
 - pass@k, pass^k, avg@k for k = 1..max trials per task; at each k the mean over tasks with
   n >= k, and how many tasks contributed (`n_tasks`); 95% percentile bootstrap over tasks;
 - NaN is written as null (None).
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -25,14 +27,7 @@ import numpy as np
 from backends.types import Usage
 from evaluator.records import UnitScore
 from evaluator.report.load import EpisodeStat, RunInput
-from evaluator.scoring import (
-    TravelSummary,
-    mean_std,
-    per_trial_scores,
-    subset_score,
-    travel_dimensions,
-    travel_summary,
-)
+from evaluator.scoring import Aggregate, mean_score, mean_std, per_trial_scores, subset_aggregate
 from kernels.bootstrap import bootstrap_ci
 from kernels.passk import task_counts
 from kernels.registry import compute_curve
@@ -108,7 +103,7 @@ class RunSummary(msgspec.Struct):
     seed: int
     info: dict[str, str]
     subsets: list[SubsetSummary]
-    travel: TravelSummary | None = None
+    benchmarks: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def subset(self, name: str) -> SubsetSummary | None:
         return next((s for s in self.subsets if s.name == name), None)
@@ -161,9 +156,10 @@ def summarize_subset(
     n_boot: int,
     seed: int,
     backend: str = "auto",
-    dimensions: list[str] | None = None,
+    aggregate: Aggregate = mean_score,
 ) -> SubsetSummary:
-    """`dimensions`: the TravelBench rubric dimensions when the units are one such subset."""
+    """`aggregate`: how the units' scores are pooled (the benchmark's subset score when the
+    units are one subset)."""
     scored = [s for s in scores if s.score is not None]
     errors = [s for s in scores if s.score is None]
     scored_keys = {s.unit.key for s in scores}
@@ -189,7 +185,7 @@ def summarize_subset(
                                          int(curve.n_tasks[i])))
         curves[metric] = points
 
-    per_trial = per_trial_scores(scored, dimensions)
+    per_trial = per_trial_scores(scored, aggregate)
     trial_mean, std = mean_std(list(per_trial.values()))
     mean_low = mean_high = None
     if counts.n_tasks:
@@ -228,7 +224,7 @@ def summarize_subset(
         n_tasks=counts.n_tasks,
         max_trials=kmax,
         min_trials=int(counts.n.min()) if counts.n_tasks else 0,
-        mean_score=subset_score(scored, dimensions),
+        mean_score=aggregate(scored),
         trial_mean=trial_mean,
         std_across_trials=std,
         per_trial=per_trial,
@@ -264,16 +260,16 @@ def summarize_run(
     kw = {"threshold": run.success_threshold, "n_boot": n_boot, "seed": seed, "backend": backend}
     names = sorted(set(groups) | set(ep_groups))
 
-    def dims(name: str) -> list[str] | None:
+    def pooled(name: str) -> Aggregate:
         bench, _, sub = name.partition("/")
-        return travel_dimensions(bench, sub)
+        return subset_aggregate(bench, sub)
 
-    only = dims(names[0]) if len(names) == 1 else None  # "all" is that one subset
-    subsets = [summarize_subset("all", run.scores, run.episodes, **kw, dimensions=only)]  # type: ignore[arg-type]
+    only = pooled(names[0]) if len(names) == 1 else mean_score  # "all" is that one subset
+    subsets = [summarize_subset("all", run.scores, run.episodes, **kw, aggregate=only)]  # type: ignore[arg-type]
     if len(names) > 1:
         for name in names:
             subsets.append(summarize_subset(name, groups[name], ep_groups[name], **kw,  # type: ignore[arg-type]
-                                            dimensions=dims(name)))
+                                            aggregate=pooled(name)))
     return RunSummary(
         label=run.label,
         run_dir=run.run_dir,
@@ -283,6 +279,20 @@ def summarize_run(
         seed=seed,
         info=dict(run.info),
         subsets=subsets,
-        travel=travel_summary(run.scores) if any(
-            s.benchmark == "travelbench" for s in run.scores) else None,
+        benchmarks=benchmark_summaries(run.scores),
     )
+
+
+def benchmark_summaries(scores: list[UnitScore]) -> dict[str, Any]:
+    """Each benchmark's own summary of its units (its report section), by name."""
+    from evaluator import benchmarks
+
+    out: dict[str, Any] = {}
+    for name in dict.fromkeys(s.benchmark for s in scores):
+        bench = benchmarks.find(name)
+        if bench is None or bench.report is None:
+            continue
+        summary = bench.report.summarize([s for s in scores if s.benchmark == name])
+        if summary is not None:
+            out[name] = summary
+    return out

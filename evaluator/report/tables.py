@@ -94,33 +94,30 @@ def mean_pm(mean: float | None, std: float | None, scale: float = 1.0, digits: i
     return text if std is None else text + f" ± {scale * std:.{digits}f}"
 
 
-def travel_table(runs: list[RunSummary]) -> Table:
-    """TravelBench as the paper reports it (x100): each subset's score over all trials'
-    trajectories pooled, the overall score = mean of the three, and per trial beside them."""
-    table = Table(
-        "TravelBench (x100)",
-        ["subset", "run", "score", "per trial", "per trial: mean ± std", "scored / units"],
-        note="score = all trials' trajectories pooled, as the reference evaluates them; "
-             "overall = mean of the subset scores (per trial: of that trial's); std = sample "
-             "std across trials; units without a score (judge errors, not judged) are left out.",
-    )
-    for run in runs:
-        t = run.travel
-        if t is None:
+def benchmark_tables(runs: list[RunSummary]) -> list[Table]:
+    """Every benchmark's own tables (its report section), over the runs that have it."""
+    from evaluator import benchmarks
+
+    names = list(dict.fromkeys(name for r in runs for name in r.benchmarks))
+    out: list[Table] = []
+    for name in names:
+        bench = benchmarks.find(name)
+        if bench is None or bench.report is None:
             continue
-        for name, sub in t.subsets.items():
-            table.rows.append([
-                name, run.label, num(None if sub.mean is None else 100 * sub.mean, 2),
-                ", ".join(f"{100 * v:.2f}" for v in sub.per_trial.values()) or "—",
-                mean_pm(sub.trial_mean, sub.std, 100, 2), f"{sub.n_scored} / {sub.n_units}",
-            ])
-        overall = "overall" if t.complete else "overall (not all three subsets)"
-        table.rows.append([
-            overall, run.label, num(None if t.overall is None else 100 * t.overall, 2),
-            ", ".join(f"{100 * v:.2f}" for v in t.overall_per_trial.values()) or "—",
-            mean_pm(t.overall_trial_mean, t.overall_std, 100, 2), "",
-        ])
-    return table
+        out += bench.report.tables([(r.label, r.benchmarks.get(name)) for r in runs])
+    return out
+
+
+def benchmark_plots(runs: list[RunSummary]) -> list[str]:
+    """Every benchmark's own plots (inline SVG), over the runs that have it."""
+    from evaluator import benchmarks
+
+    out: list[str] = []
+    for name in dict.fromkeys(name for r in runs for name in r.benchmarks):
+        bench = benchmarks.find(name)
+        if bench is not None and bench.report is not None:
+            out += bench.report.plots([(r.label, r.benchmarks.get(name)) for r in runs])
+    return out
 
 
 def curve_tables(runs: list[RunSummary], subset: str) -> list[Table]:
@@ -235,10 +232,7 @@ def run_table(runs: list[RunSummary]) -> Table:
 
 def detail_tables(runs: list[RunSummary]) -> list[Table]:
     """Everything after the summary, in report order."""
-    out: list[Table] = []
-    travel = travel_table(runs)
-    if travel.rows:
-        out.append(travel)
+    out: list[Table] = benchmark_tables(runs)
     for subset in subset_names(runs):
         out += curve_tables(runs, subset)
         dims = dims_table(runs, subset)

@@ -45,8 +45,9 @@ class JudgeHook:
 
 
 async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoint], res: Any,
-                        counters: Counters, taskset: Any) -> JudgeHook:
-    """A started JudgePool on `endpoints` (already resolved), behind the run's admission."""
+                        counters: Counters, taskset: Any, prompts: Any = None) -> JudgeHook:
+    """A started JudgePool on `endpoints` (already resolved), behind the run's admission;
+    `prompts`: the run's prompt set (None = built-in)."""
     clients = []
     for ep in endpoints:
         client = res.client(ep, max_connections=max(64, config.judge.concurrency * 2))
@@ -55,10 +56,7 @@ async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoi
         role = RoleEndpoint("judge", client, model, config.judge.sampling, adm, counters)
         # judge calls queue behind every episode's requests: rollouts stay depth-first
         clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
-    from evaluator.prompt_sets import load_prompt_set
-
-    pool = JudgePool(run_dir, config.judge, client=clients,
-                     prompts=load_prompt_set(config.prompts),
+    pool = JudgePool(run_dir, config.judge, client=clients, prompts=prompts,
                      tasks={t.key: t for t in taskset.tasks},
                      tool_schemas={taskset.benchmark: taskset.tool_schemas})
     await pool.start()

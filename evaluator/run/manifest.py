@@ -124,3 +124,36 @@ def read_manifest(run_dir: str | Path) -> Manifest:
         raise FileNotFoundError(f"{path}: no manifest: is {run_dir} a run directory?") from None
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ValueError(f"{path}: unreadable manifest: {exc}") from None
+
+
+def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[str, Any, str]],
+                 manifest: Manifest | None, taskset: Any, roles: list[RoleInfo], n_done: int,
+                 environment: Any, prompt_set: dict[str, Any]) -> None:
+    """A new run: write config.toml and the manifest. A resume: keep config.toml, append this
+    start to the manifest."""
+    from evaluator.config import plain, profile_deviations
+
+    if manifest is not None:
+        manifest.resumes.append(ResumeEntry(
+            at=time.time(), overrides=[list(o) for o in overrides], finished_before=n_done))
+        write_manifest(run_dir, manifest)
+        return
+    (run_dir / CONFIG_FILE).write_text(text or "# no config file given: all defaults\n",
+                                       encoding="utf-8")
+    subsets: dict[str, int] = {}
+    for t in taskset.tasks:
+        subsets[t.subset] = subsets.get(t.subset, 0) + 1
+    describe = getattr(environment, "describe", None)
+    m = new_manifest(
+        run=config.name, overrides=[list(o) for o in overrides],
+        dataset=config.data.dataset, benchmark=taskset.benchmark, n_tasks=len(taskset.tasks),
+        trials=config.trials, seed=config.seed, subsets=subsets,
+        data_files=data_files(list(taskset.files)), data_issues=[str(i) for i in taskset.issues],
+        roles=roles, resolved_config=plain(config),
+        sandbox_store=getattr(environment, "store_path", ""),
+        profile=config.profile, deviations=profile_deviations(config),
+        sandbox=dict(describe()) if callable(describe) else {}, prompt_set=prompt_set,
+    )
+    # the run name is part of every unit: pin it so a resume rebuilds the same units
+    m.overrides.insert(0, ["name", config.name, "run name"])
+    write_manifest(run_dir, m)

@@ -5,14 +5,15 @@ Rows: the last record of each unit in `episodes.jsonl`, then units that only hav
 `failures.jsonl` entry (termination `unfinished: infrastructure|error`).
 
 Judgements are stored per trajectory (identical trials share them), so a row's judgements are
-those with its trajectory hash, else those naming its unit. Its score follows
-`evaluator.scoring` from the latest non-`meta` judgement: TravelBench single/multi-turn rubric
-score x meta-judge weight (meta rating / 5, when there is one) x (1 - tool errors / tool
-calls); any other kind's score as written. Verdict: pass when score >= the success threshold
-(sliding window: all rubrics met; unsolvable: refused), `judge error`, or `-` (not judged).
+those with its trajectory hash, else those naming its unit. Its score follows the benchmarks'
+judges (`JudgeSpec`, from the registry) from the latest judgement that is not an audit: a kind
+marked `view_weighted` (TravelBench's rubric judge) shows score x its audit's score (the
+meta-judge's rating / 5, when there is one) x (1 - tool errors / tool calls), as its scoring
+does; any other kind's score as written. Verdict: pass when score >= the kind's
+`pass_threshold`, else the run's success threshold; `judge error`; or `-` (not judged).
 "failed" = not passed: verdict fail or judge error, termination agent_error /
-context_overflow / unfinished, or an unjudged episode that did not end normally (answer,
-unsolvable_tag, user_finished).
+context_overflow / unfinished, or an unjudged episode that did not end normally (a termination
+no benchmark lists in `ok_terminations`).
 """
 
 from __future__ import annotations
@@ -28,8 +29,8 @@ import msgspec
 import numpy as np
 
 from evaluator.view.index import FILES, RunIndex, key_hash
+from evaluator.view.rules import ViewRules
 
-OK_TERMS = ("answer", "unsolvable_tag", "user_finished")
 HARD_FAIL_TERMS = ("agent_error", "context_overflow")
 VERDICTS = ("-", "pass", "fail", "judge error")
 # list column -> view column; string columns hold codes into the index's string pool
@@ -91,6 +92,7 @@ class RunView:
                  total: int | None = None, persist: bool = True) -> None:
         self.rid, self.run_dir, self.label = rid, Path(run_dir), label
         self.threshold, self.total = threshold, total
+        self.rules = ViewRules.from_registry()
         self.index = RunIndex(self.run_dir, persist=persist)
         self.v: dict[str, np.ndarray] = {}
         self._gen = -1
@@ -141,7 +143,7 @@ class RunView:
         v["thash"] = cat(ep["thash"][er], fa["key"][fr])
         v["serr"] = cat(ep["serr"][er], zf)
         self._judge(v)
-        ok = np.isin(v["term"], self._codes(OK_TERMS))
+        ok = np.isin(v["term"], self._codes(self.rules.ok_terminations))
         hard = np.isin(v["term"], self._codes(HARD_FAIL_TERMS)) | (v["src"] == 1)
         v["failed"] = hard | (v["verdict"] >= 2) | ((v["verdict"] == 0) & ~ok)
         self.v = v
@@ -156,7 +158,8 @@ class RunView:
             return
         by_hash = _count(ju["thash"], v["thash"])
         v["njudg"] = np.where(by_hash > 0, by_hash, _count(ju["key"], v["key"])).astype(np.int32)
-        is_meta = np.isin(ju["kind"], self._codes(("meta",)))
+        rules = self.rules
+        is_meta = np.isin(ju["kind"], self._codes(rules.audits))
         main = _pick(ju, ~is_meta, v["thash"], v["key"])
         meta = _pick(ju, is_meta, v["thash"], v["key"])
         has, m = main >= 0, np.maximum(main, 0)
@@ -164,13 +167,11 @@ class RunView:
         meta_score = ju["score"][np.maximum(meta, 0)]
         w_meta = np.where((meta >= 0) & ~np.isnan(meta_score), meta_score, 1.0)
         w_tool = np.where(v["tools"] > 0, 1.0 - v["serr"] / np.maximum(v["tools"], 1), 1.0)
-        travel = (np.isin(v["bench"], self._codes(("travelbench",)))
-                  & np.isin(v["subset"], self._codes(("single_turn", "multi_turn")))
-                  & np.isin(kind, self._codes(("travel_rubric",))))
-        score = np.where(travel, score * w_meta * w_tool, score)
-        threshold = np.where(np.isin(kind, self._codes(("sliding_window",))), 1.0,
-                             np.where(np.isin(kind, self._codes(("unsolvable",))), 1e-9,
-                                      self.threshold))
+        weighted = np.isin(kind, self._codes(rules.weighted))
+        score = np.where(weighted, score * w_meta * w_tool, score)
+        threshold = np.full(len(kind), self.threshold)
+        for k, line in rules.thresholds.items():
+            threshold = np.where(np.isin(kind, self._codes((k,))), line, threshold)
         verdict = np.where(err, 3, np.where(score >= threshold - 1e-12, 1, 2))
         v["score"] = np.where(has & ~err, score, np.nan)
         v["verdict"] = np.where(has, verdict, 0).astype(np.int8)

@@ -56,6 +56,16 @@ def _threshold(run_dir: Path) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
 
+def _load_plugins(manifest: dict[str, Any]) -> None:
+    """The benchmarks the run's config names, so that its judges are known to the list."""
+    resolved = manifest.get("resolved_config")
+    plugins = resolved.get("plugins") if isinstance(resolved, dict) else None
+    if isinstance(plugins, list) and plugins:
+        from evaluator import benchmarks
+
+        benchmarks.load_plugins(str(p) for p in plugins)
+
+
 def open_runs(run_dirs: list[Path], *, success_threshold: float | None = None,
               persist: bool = True) -> list[RunView]:
     """A RunView per directory; labels as the report makes them (manifest label / run_name /
@@ -65,6 +75,7 @@ def open_runs(run_dirs: list[Path], *, success_threshold: float | None = None,
     for d in run_dirs:
         d = Path(d)
         manifest = _read_json(d / "manifest.json")
+        _load_plugins(manifest)
         label = str(manifest.get("label") or manifest.get("run_name") or d.resolve().name)
         seen[label] = seen.get(label, 0) + 1
         if seen[label] > 1:

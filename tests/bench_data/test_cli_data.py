@@ -14,7 +14,10 @@ def test_data_list_shows_sample_and_real(shared_data: Path,
                                          capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "list", "--data-dir", str(shared_data)]) == 0
     out = capsys.readouterr().out
-    assert "sample  [travelbench, built-in]" in out
+    assert "travelbench  [TravelBench; data found]" in out
+    assert "subsets: single_turn, multi_turn, unsolvable; protocols: single_turn" in out
+    assert "vitabench  [VitaBench; data found]" in out
+    assert "sample  [built-in sample of travelbench]" in out
     assert "tasks:   12 (single_turn 5, multi_turn 4, unsolvable 3)" in out
     assert "tasks:   1100 (single_turn 500, multi_turn 500, unsolvable 100)" in out
     assert "license: CC BY-NC 4.0" in out
@@ -24,7 +27,7 @@ def test_data_list_shows_sample_and_real(shared_data: Path,
 def test_data_list_without_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["data", "list", "--data-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert "travelbench  [travelbench, not found]" in out
+    assert "travelbench  [TravelBench; data not found]" in out
     assert "no benchmark data found" in out
 
 

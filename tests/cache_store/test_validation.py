@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from cache_store.validation import validate
+from evaluator.benchmarks.travelbench.validation import validate
 
 from .conftest import TIME, mini_schemas
 

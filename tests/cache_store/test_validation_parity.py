@@ -12,12 +12,15 @@ from __future__ import annotations
 import json
 from collections import Counter
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
-from cache_store.adcode import AdcodeTableError, load_regions
 from cache_store.sandbox import SandboxSettings, open_sandbox
-from cache_store.validation import validate
+from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
+from evaluator.benchmarks.travelbench.adcode import load_regions
+from evaluator.benchmarks.travelbench.environment import TEXTS, validator
+from evaluator.benchmarks.travelbench.validation import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 TB = ROOT / ".." / "shared" / "data" / "travelbench"
@@ -37,11 +40,18 @@ def _schemas() -> list[dict]:
     return json.loads(SCHEMAS.read_text(encoding="utf-8"))
 
 
-async def _sandbox(tmp: Path, **kw):
+async def _sandbox(tmp: Path, data_root: Path = TB, **kw):
+    """A Sandbox opened with TravelBench's validator and texts, its data in `data_root`."""
     settings = SandboxSettings(simulator=False, miss_log=str(tmp / "m.jsonl"),
                                simulated_store=str(tmp / "sim"), **kw)
+    request = EnvironmentRequest(
+        config=SimpleNamespace(sandbox=settings), run_dir=tmp,  # type: ignore[arg-type]
+        taskset=SimpleNamespace(tool_schemas=_schemas(), files=[data_root / "single_turn.jsonl"],
+                                builtin=False))  # type: ignore[arg-type]
+    check, info = validator(request)
     return await open_sandbox(settings, tool_schemas=_schemas(), simulator_client=None,
-                              simulator_model="none", data_root=TB)
+                              simulator_model="none", validator=check, validator_info=info,
+                              texts=TEXTS)
 
 
 def test_parity_table_shape() -> None:
@@ -109,17 +119,12 @@ async def test_adcode_table_resolution(tmp_path: Path) -> None:
     assert d["adcode_names"] > 3000
     sb.close()
     off = await _sandbox(tmp_path, adcode_table="off")
-    assert off.regions is None and off.describe()["adcode_checks"] is False
+    assert off.validator.keywords["regions"] is None and off.describe()["adcode_checks"] is False
     out = await off.call("travel_search_trains", json.dumps(
         {"origin": "朝阳区", "destination": "火星", "date": "2025-10-25"}), task_time="2025-10-24 10:00")
     assert not out.is_error  # place names not resolved; everything else still is
     off.close()
-    with pytest.raises(AdcodeTableError, match="sandbox.adcode_table"):
-        await open_sandbox(SandboxSettings(simulator=False, miss_log=str(tmp_path / "m")),
-                           tool_schemas=_schemas(), simulator_client=None,
-                           simulator_model="none", data_root=tmp_path)
-    with pytest.raises(AdcodeTableError, match=str(tmp_path / "nope.txt")):
-        await open_sandbox(SandboxSettings(simulator=False, miss_log=str(tmp_path / "m"),
-                                           adcode_table=str(tmp_path / "nope.txt")),
-                           tool_schemas=_schemas(), simulator_client=None,
-                           simulator_model="none")
+    with pytest.raises(BenchmarkError, match="sandbox: .*sandbox.adcode_table"):
+        await _sandbox(tmp_path, data_root=tmp_path)
+    with pytest.raises(BenchmarkError, match=str(tmp_path / "nope.txt")):
+        await _sandbox(tmp_path, adcode_table=str(tmp_path / "nope.txt"))

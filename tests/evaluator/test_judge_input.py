@@ -8,15 +8,7 @@ import json
 import pytest
 
 from backends.types import ChatMessage, SamplingParams
-from evaluator.judges.call import attempt_sampling
-from evaluator.judges.settings import JudgeSettings
-from evaluator.judges.transcript import (
-    estimate_tokens,
-    fit_to_context,
-    render_conversation,
-    shorten_tool_outputs,
-)
-from evaluator.judges.travel import (
+from evaluator.benchmarks.travelbench.judges import (
     CONTEXT_GUARD_NOTE,
     RUBRIC_PROMPT_VERSION,
     UNRATED_NOTE,
@@ -24,6 +16,14 @@ from evaluator.judges.travel import (
     build_rubric_prompt,
     judge_meta,
     judge_rubric,
+)
+from evaluator.judges.call import attempt_sampling
+from evaluator.judges.settings import JudgeSettings
+from evaluator.judges.transcript import (
+    estimate_tokens,
+    fit_to_context,
+    render_conversation,
+    shorten_tool_outputs,
 )
 
 from .judge_fakes import ScriptedClient, make_record, tool_call_msg

@@ -40,7 +40,7 @@ def test_auto_is_smoke_for_the_sample_and_paper_for_real_data():
     assert real.judge.max_transcript_chars == 0
     assert real.sandbox.simulator_max_tokens == 8192
     assert real.sandbox.validation == "reference"
-    assert list(real.protocol.unsolvable_tags) == ["[Unsolved]"]
+    assert list(real.protocol.abstain_tags) == ["[Unsolved]"]
     assert profile_deviations(real) == {}
 
 

@@ -16,9 +16,8 @@ import pytest
 from bench_data.types import Task, TravelBenchTask
 from cache_store.sandbox import Sandbox, SandboxSettings
 from cache_store.simulator import build_messages, parse_prompt
-from evaluator.cli import main
-from evaluator.judges.settings import JudgeSettings
-from evaluator.judges.travel import (
+from evaluator.benchmarks.travelbench import prompting
+from evaluator.benchmarks.travelbench.judges import (
     META_PROMPT_VERSION,
     RUBRIC_PROMPT_VERSION,
     build_meta_prompt,
@@ -26,21 +25,30 @@ from evaluator.judges.travel import (
     meta_version,
     rubric_version,
 )
-from evaluator.prompt_import import ImportFailed, import_reference
+from evaluator.benchmarks.travelbench.prompt_import import import_reference
+from evaluator.benchmarks.travelbench.prompting import PROMPT_ROLES
+from evaluator.cli import main
+from evaluator.judges.settings import JudgeSettings
+from evaluator.prompt_import import ImportFailed
 from evaluator.prompt_sets import (
     MANIFEST,
-    ROLES,
     PromptSetError,
     file_sha256,
-    load_prompt_set,
     modified_files,
 )
-from evaluator.protocols import ProtocolSettings, prompting
+from evaluator.prompt_sets import load_prompt_set as load_set
+from evaluator.protocols import ProtocolSettings
 from evaluator.records import Judgement
 
 from .judge_fakes import ScriptedClient, make_record
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
+ROLES = PROMPT_ROLES.roles
+
+
+def load_prompt_set(spec="builtin"):
+    """A TravelBench prompt set."""
+    return load_set(spec, PROMPT_ROLES)
 
 FAKE = {
     "travelbench/agents/prompt.py": '''
@@ -282,7 +290,7 @@ def test_loader_checks_placeholders_and_notices_edits(imported):
 
 
 def test_protocols_use_the_set(imported):
-    s = ProtocolSettings(prompts=imported, unsolvable_tags=("[Unsolved]",),
+    s = ProtocolSettings(prompts=imported, abstain_tags=("[Unsolved]",),
                          finish_marker="[Finish Conversation]")
     task = make_task()
     assert prompting.agent_system_prompt("single_turn", task, s) == (

@@ -12,15 +12,17 @@ from backends.errors import ConnectionFailed, HTTPStatusError
 from backends.types import ChatMessage, ChatResponse, Choice, FunctionCall, ToolCall, Usage
 from bench_data.types import Task, TravelBenchTask
 from cache_store.types import ToolOutcome
-from evaluator.protocols import (
-    PROTOCOLS,
-    EpisodeContext,
-    ProtocolSettings,
+from evaluator.benchmarks import BenchmarkError
+from evaluator.benchmarks.travelbench import BENCHMARK
+from evaluator.benchmarks.travelbench.prompting import (
     agent_first_message,
-    get_protocol,
     prompt_version,
     step_limit_reply,
 )
+from evaluator.protocols import EpisodeContext, ProtocolSettings
+
+PROTOCOLS = BENCHMARK.protocols
+get_protocol = BENCHMARK.protocol
 from evaluator.records import EpisodeRecord, UnitId
 
 TOOLS = [
@@ -130,7 +132,7 @@ def assert_tool_ids_match(record: EpisodeRecord) -> None:
 def test_registry() -> None:
     assert set(PROTOCOLS) == {"single_turn", "multi_turn", "unsolvable"}
     assert get_protocol("unsolvable") is PROTOCOLS["unsolvable"]
-    with pytest.raises(KeyError, match="known subsets"):
+    with pytest.raises(BenchmarkError, match="known subsets"):
         get_protocol("group_chat")
 
 
@@ -252,10 +254,10 @@ async def test_context_overflow_and_infrastructure_errors() -> None:
 
 @pytest.mark.parametrize("tag", ["[Unsolvable]", "[Unsolved]"])
 async def test_unsolvable_stop_at_tag_option(tag: str) -> None:
-    """`stop_at_unsolvable_tag` keeps the pre-parity behaviour (the default goes on, as the
+    """`stop_at_abstain_tag` keeps the pre-parity behaviour (the default goes on, as the
     reference: test_protocols_parity.py)."""
     agent = ScriptedClient("agent", [say(tag)])
-    record = await run_single(agent, "unsolvable", stop_at_unsolvable_tag=True)
+    record = await run_single(agent, "unsolvable", stop_at_abstain_tag=True)
     assert record.termination == "unsolvable_tag" and record.final_answer == tag
     assert "[Unsolvable]" in record.messages[0].content
 
@@ -263,7 +265,7 @@ async def test_unsolvable_stop_at_tag_option(tag: str) -> None:
         say(None, call("weather_forecast_days")),
         say(f"No tool can set reminders. {tag}", call("weather_forecast_days", call_id="z")),
     ])
-    record = await run_single(agent, "unsolvable", stop_at_unsolvable_tag=True)
+    record = await run_single(agent, "unsolvable", stop_at_abstain_tag=True)
     assert record.termination == "unsolvable_tag"
     assert len(record.tool_calls) == 1  # the tagged reply's tool call is not executed
 

@@ -6,7 +6,7 @@ import pytest
 
 from backends.client import ChatClient
 from backends.types import SamplingParams
-from evaluator.protocols import PROTOCOLS, get_protocol
+from evaluator.benchmarks.travelbench import BENCHMARK
 from evaluator.records import EpisodeRecord
 from tests.evaluator.test_protocols import make_ctx
 
@@ -32,14 +32,14 @@ class ClientRole:
         )
 
 
-@pytest.mark.parametrize("subset", sorted(PROTOCOLS))
+@pytest.mark.parametrize("subset", sorted(BENCHMARK.protocols))
 async def test_protocol_against_engine(engine, subset: str) -> None:
     async with ChatClient(engine.endpoint()) as client:
         model = await client.resolve_model()
         agent = ClientRole(client, "agent", model)
         user = ClientRole(client, "user", model)
         ctx = make_ctx(subset, agent, user=user, max_steps=3, max_turns=2)
-        record = await get_protocol(subset)(ctx)
+        record = await BENCHMARK.protocol(subset)(ctx)
     assert isinstance(record, EpisodeRecord)
     assert record.termination in TERMINATIONS
     assert record.messages[0].role == "system" and record.messages[1].role == "user"

@@ -27,8 +27,10 @@ from string import Template
 
 import pytest
 
-from evaluator.judges.unsolvable import judge_unsolvable
-from evaluator.protocols import ProtocolSettings, get_protocol, prompting, step_limit_reply
+from evaluator.benchmarks.travelbench import BENCHMARK, prompting
+from evaluator.benchmarks.travelbench.prompting import step_limit_reply
+from evaluator.benchmarks.travelbench.unsolvable import judge_unsolvable
+from evaluator.protocols import ProtocolSettings
 from evaluator.records import EpisodeRecord
 from tests.evaluator.test_protocols import ScriptedClient, call, make_ctx, make_task, say
 
@@ -47,7 +49,7 @@ def tool_round(i: int) -> list:
 
 
 async def run(subset: str, agent, user=None, **settings) -> EpisodeRecord:
-    return await get_protocol(subset)(make_ctx(subset, agent, user, **settings))
+    return await BENCHMARK.protocol(subset)(make_ctx(subset, agent, user, **settings))
 
 
 # -- step limit ------------------------------------------------------------------------------
@@ -168,7 +170,7 @@ def unsolved_score(record: EpisodeRecord) -> float:
 ])
 async def test_unsolvable_first_reply(script, expected_shape, score) -> None:
     record = await run("unsolvable", ScriptedClient("agent", script),
-                       unsolvable_tags=("[Unsolved]",))
+                       abstain_tags=("[Unsolved]",))
     assert shape(record.messages) == [("user", QUERY, False), *expected_shape]
     assert record.termination == "answer"
     assert "[Unsolved]" in record.messages[0].content  # the prompt asks for the paper tag
@@ -184,7 +186,7 @@ async def test_reference_layout_puts_situation_in_system_prompt() -> None:
                            ("Train from Shanghai to Hangzhou?", "User is at Shanghai station.")):
         ctx = make_ctx("single_turn", ScriptedClient("agent", [say("Sunny.")]))
         ctx.task = make_task("single_turn", query=query, context=context)
-        record = await get_protocol("single_turn")(ctx)
+        record = await BENCHMARK.protocol("single_turn")(ctx)
         seen.append(record)
         assert context in record.messages[0].content
         assert "2025-10-24 10:00" in record.messages[0].content

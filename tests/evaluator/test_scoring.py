@@ -5,18 +5,19 @@ import msgspec
 import pytest
 
 from backends.types import ChatMessage
-from evaluator.judges.pool import JUDGEMENTS_FILE
-from evaluator.judges.settings import JudgeSettings
-from evaluator.judges.transcript import trajectory_hash
-from evaluator.judges.travel import (
+from evaluator.benchmarks.travelbench.judges import (
     META_KIND,
     META_PROMPT_VERSION,
     RUBRIC_KIND,
     RUBRIC_PROMPT_VERSION,
 )
-from evaluator.judges.unsolvable import judge_unsolvable
+from evaluator.benchmarks.travelbench.scoring import travel_instance_score, travel_summary
+from evaluator.benchmarks.travelbench.unsolvable import judge_unsolvable
+from evaluator.judges.pool import JUDGEMENTS_FILE
+from evaluator.judges.settings import JudgeSettings
+from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import Judgement, UnitId, UnitScore
-from evaluator.scoring import score_run, travel_instance_score, travel_summary
+from evaluator.scoring import score_run
 
 from .judge_fakes import make_record, tool_call_msg
 
@@ -124,8 +125,8 @@ def test_score_run_from_fixed_judge_outputs(tmp_path):
         _meta(single, 4),
         _rubric(multi, four), _meta(multi, 5),
         _rubric(err, {}, error="unparseable judge output"),
-        judge_unsolvable(uns_ok, settings.unsolvable_tags),
-        judge_unsolvable(uns_tool, settings.unsolvable_tags),
+        judge_unsolvable(uns_ok, settings.abstain_tags),
+        judge_unsolvable(uns_tool, settings.abstain_tags),
         _rubric(multi, four, model="other-judge"),  # another judge model: ignored
     ])
     by = {u.task_id: u for u in score_run(tmp_path, settings)}

@@ -22,12 +22,13 @@ import math
 import msgspec
 import pytest
 
+from evaluator.benchmarks.travelbench.scoring import travel_summary
 from evaluator.judges.pool import JudgePool
 from evaluator.judges.settings import JudgeSettings
 from evaluator.report.load import RunInput
 from evaluator.report.render_text import render_terminal
 from evaluator.report.summary import summarize_run
-from evaluator.scoring import score_run, travel_summary
+from evaluator.scoring import score_run
 
 from .judge_fakes import ScriptedClient, make_record
 

@@ -5,7 +5,7 @@ content of the FIRST message with role "assistant" in the trajectory; y = 1 when
 one of the accepted tags as a case-sensitive substring (extra text around it is allowed),
 else 0. A first assistant message that is a tool call with empty or null content scores 0
 even if a later message has the tag, and so does a trajectory without any assistant message.
-The reference accepts only "[Unsolved]" (the `paper` profile's `judge.unsolvable_tags`).
+The reference accepts only "[Unsolved]" (the `paper` profile's `judge.abstain_tags`).
 The episode itself goes on past a tagged reply (protocol default, as in the reference); only
 the first assistant message counts here.
 """
@@ -16,9 +16,8 @@ import hashlib
 import time
 from collections.abc import Sequence
 
+from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement
-
-from .transcript import trajectory_hash
 
 UNSOLVABLE_KIND = "unsolvable"
 RULE_JUDGE_MODEL = "rule"

@@ -8,22 +8,37 @@ docs/protocols.md lists the rules and the few deliberate differences.
 from __future__ import annotations
 
 from backends.types import ChatMessage, Usage
+from evaluator.protocols.base import EpisodeContext
+from evaluator.protocols.loop import Episode, EpisodeEnded
 from evaluator.records import EpisodeRecord
 
-from .base import EpisodeContext
-from .loop import Episode, EpisodeEnded
-from .prompting import agent_first_message, agent_system_prompt, travel_of, user_system_prompt
+from .prompting import (
+    agent_first_message,
+    agent_system_prompt,
+    prompt_digest,
+    prompt_version,
+    step_limit_reply,
+    travel_of,
+    user_system_prompt,
+)
+
+TAG_TERMINATION = "unsolvable_tag"
+"""How an unsolvable episode ends at a tagged reply (with `stop_at_abstain_tag`)."""
 
 
 def _episode(ctx: EpisodeContext, kind: str) -> Episode:
-    return Episode(ctx, agent_system_prompt(kind, ctx.task, ctx.settings),
-                   agent_first_message(ctx.task, ctx.settings))
+    s = ctx.settings
+    extra = {"prompt_version": prompt_version(s), "prompt_digest": prompt_digest(s),
+             "layout": s.layout}
+    return Episode(ctx, agent_system_prompt(kind, ctx.task, s), agent_first_message(ctx.task, s),
+                   task_time=travel_of(ctx.task).time, step_limit_text=step_limit_reply(s),
+                   extra=extra)
 
 
 async def _one_turn(ctx: EpisodeContext, kind: str, stop_tags: tuple[str, ...]) -> EpisodeRecord:
     episode = _episode(ctx, kind)
     try:
-        await episode.agent_turn(ctx.settings.max_steps, stop_tags)
+        await episode.agent_turn(ctx.settings.max_steps, stop_tags, TAG_TERMINATION)
     except EpisodeEnded as end:
         return episode.finish(end.termination, end.detail)
     return episode.finish("max_steps" if episode.step_limited else "answer")
@@ -36,14 +51,14 @@ async def run_single_turn(ctx: EpisodeContext) -> EpisodeRecord:
 
 
 async def run_unsolvable(ctx: EpisodeContext) -> EpisodeRecord:
-    """Single-turn with the abstain prompt (it asks for the first of `unsolvable_tags`).
+    """Single-turn with the abstain prompt (it asks for the first of `abstain_tags`).
 
     As in the reference, a tagged reply does not end the loop (its tool calls still run); it is
-    scored from the first assistant message by the rule judge. `stop_at_unsolvable_tag` ends
+    scored from the first assistant message by the rule judge. `stop_at_abstain_tag` ends
     the episode at the first reply whose text has a tag instead ("unsolvable_tag").
     """
     settings = ctx.settings
-    tags = settings.unsolvable_tags if settings.stop_at_unsolvable_tag else ()
+    tags = settings.abstain_tags if settings.stop_at_abstain_tag else ()
     return await _one_turn(ctx, "unsolvable", tags)
 
 

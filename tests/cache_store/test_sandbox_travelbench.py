@@ -1,14 +1,20 @@
-"""Sandbox behaviour that must follow the reference: failed simulations, the sample's table."""
+"""TravelBench's sandbox behaviour that must follow the reference: failed simulations, the
+sample's table (the cached sandbox opened with TravelBench's validator and texts)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from backends.errors import ConnectionFailed
-from cache_store.adcode import (
+from cache_store.importer import import_cache
+from cache_store.persist import read_misses
+from cache_store.sandbox import SandboxSettings, open_sandbox
+from evaluator.benchmarks.base import EnvironmentRequest
+from evaluator.benchmarks.travelbench.adcode import (
     SAMPLE_TABLE,
     AdcodeTableError,
     RegionTable,
@@ -16,9 +22,7 @@ from cache_store.adcode import (
     parse_rows,
     regions_for,
 )
-from cache_store.importer import import_cache
-from cache_store.persist import read_misses
-from cache_store.sandbox import SandboxSettings, open_sandbox
+from evaluator.benchmarks.travelbench.environment import TEXTS, validator
 
 from .conftest import TIME, FakeClient, mini_schemas
 
@@ -36,8 +40,13 @@ class FailingClient(FakeClient):
 async def _sandbox(tmp: Path, client, **kw):
     settings = SandboxSettings(miss_log=str(tmp / "m.jsonl"), simulated_store=str(tmp / "sim"),
                                **kw)
+    request = EnvironmentRequest(
+        config=SimpleNamespace(sandbox=settings), run_dir=tmp,  # type: ignore[arg-type]
+        taskset=SimpleNamespace(tool_schemas=mini_schemas(), files=[], builtin=True))  # type: ignore[arg-type]
+    check, info = validator(request)
     return await open_sandbox(settings, tool_schemas=mini_schemas(), simulator_client=client,
-                              simulator_model="sim", builtin_sample=True)
+                              simulator_model="sim", validator=check, validator_info=info,
+                              texts=TEXTS)
 
 
 async def test_failed_simulation_is_an_answer_not_a_tool_error(tmp_path: Path,

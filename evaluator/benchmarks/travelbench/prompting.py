@@ -1,4 +1,5 @@
-"""Prompt files of the TravelBench protocols, loaded once at import and rendered per task.
+"""TravelBench's prompts: the roles of its prompt sets, and the protocols' prompts rendered per
+task (the built-in files are in `prompts/`, loaded once at import).
 
 Every prompt is a pure function of the task (and the protocol settings): no timestamps, trial
 numbers or seeds. `settings.layout` decides where the task's situation (time, context, reply
@@ -21,10 +22,19 @@ from pathlib import Path
 from string import Template
 
 from bench_data.types import Task, TravelBenchTask
-
-from .base import ProtocolSettings
+from evaluator.prompt_sets import (
+    PromptRoles,
+    PromptSet,
+    PromptSetError,
+    RoleSpec,
+    placeholders,
+)
+from evaluator.protocols.base import ProtocolSettings
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
+SIMULATOR_PROMPT = Path(__file__).resolve().parents[3] / "cache_store" / "prompts" / \
+    "tool_simulator_v1.txt"
+"""The cached sandbox's tool-simulator prompt (the built-in set's `tool_simulator` role)."""
 PROMPT_VERSION = "travelbench-protocols/3"
 """Version of the prompt rules; records carry `prompt_version(settings)` = this + the layout."""
 
@@ -47,18 +57,6 @@ _PLACEHOLDERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
-def _placeholders(template: Template, path: Path) -> frozenset[str]:
-    names: set[str] = set()
-    for match in template.pattern.finditer(template.template):
-        if match.group("invalid") is not None:
-            line = template.template.count("\n", 0, match.start("invalid")) + 1
-            raise ValueError(f"{path}:{line}: invalid `$` placeholder (write `$$` for a dollar)")
-        name = match.group("named") or match.group("braced")
-        if name:
-            names.add(name)
-    return frozenset(names)
-
-
 def load_templates(directory: Path = PROMPT_DIR) -> dict[str, Template]:
     """Read and check every prompt file; raise naming the file when one is missing or wrong."""
     templates: dict[str, Template] = {}
@@ -69,7 +67,7 @@ def load_templates(directory: Path = PROMPT_DIR) -> dict[str, Template]:
         except OSError as exc:
             raise FileNotFoundError(f"prompt file {path} cannot be read: {exc}") from exc
         template = Template(text.rstrip("\n"))
-        found = _placeholders(template, path)
+        found = placeholders(template, path)
         if not required <= found <= required | optional:
             raise ValueError(
                 f"{path}: placeholders {sorted(found)}; required {sorted(required)}, "
@@ -85,6 +83,55 @@ def templates_digest(templates: dict[str, Template]) -> str:
     ).hexdigest()[:12]
 
 
+_RUBRIC_FIELDS = frozenset({"dimensions", "context", "query", "tools", "interaction_note",
+                            "example"})
+# judge role -> (placeholders it must use, placeholders it may use, built-in file or None)
+_JUDGE_ROLES: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {
+    "judge_system": (frozenset(), frozenset(), None),  # empty: no system message
+    "judge_rubric_single_turn": (frozenset({"conversation"}), _RUBRIC_FIELDS,
+                                 "travel_rubric.txt"),
+    "judge_rubric_multi_turn": (frozenset({"conversation"}), _RUBRIC_FIELDS,
+                                "travel_rubric.txt"),
+    "judge_dimensions": (frozenset(), frozenset(), "travel_dimensions.txt"),  # `## name`
+    "judge_meta_system": (frozenset(), frozenset(), None),
+    "judge_meta": (frozenset({"conversation", "ratings"}),
+                   frozenset({"context", "query", "tools", "reasoning"}), "travel_meta.txt"),
+}
+JUDGE_DIMENSIONS: dict[str, list[str]] = {
+    "single_turn": ["reasoning_planning", "summarization_extraction", "presentation"],
+    "multi_turn": ["reasoning_planning", "summarization_extraction", "presentation",
+                   "user_interaction"],
+}
+"""The rubric judge's dimensions per subset (paper section 4)."""
+
+
+def _check_dimensions(ps: PromptSet) -> None:
+    """A rubric template that places `$dimensions` needs every dimension's `## name` section."""
+    defined = ps.sections("judge_dimensions")
+    for subset, dims in JUDGE_DIMENSIONS.items():
+        role = f"judge_rubric_{subset}"
+        if "dimensions" in ps.templates[role].get_identifiers():
+            missing = [d for d in dims if d not in defined]
+            if missing:
+                where = (ps.path / "judge_dimensions.txt" if ps.path
+                         else PROMPT_DIR / "travel_dimensions.txt")
+                raise PromptSetError(f"{where}: no `## {missing[0]}` section, which {role} "
+                                     "needs for $dimensions")
+
+
+PROMPT_ROLES = PromptRoles(
+    templates={
+        **{name: RoleSpec(req, opt, PROMPT_DIR / f"{name}.txt", strip_newlines=True)
+           for name, (req, opt) in _PLACEHOLDERS.items()},
+        **{name: RoleSpec(req, opt, PROMPT_DIR / f if f else None)
+           for name, (req, opt, f) in _JUDGE_ROLES.items()},
+    },
+    simulator=SIMULATOR_PROMPT,
+    check=_check_dimensions,
+)
+"""Every role of a TravelBench prompt set (docs/prompts.md)."""
+PROTOCOL_ROLES = tuple(_PLACEHOLDERS)
+
 TEMPLATES = load_templates()
 PROMPT_DIGEST = templates_digest(TEMPLATES)
 """Content hash of the prompt files: changes whenever any prompt text changes."""
@@ -93,7 +140,9 @@ PROMPT_DIGEST = templates_digest(TEMPLATES)
 def _templates(settings: ProtocolSettings | None) -> dict[str, Template]:
     """The prompt set's templates (`settings.prompts`), else the built-in ones."""
     prompts = settings.prompts if settings is not None else None
-    return TEMPLATES if prompts is None or prompts.builtin else prompts.protocol_templates
+    if prompts is None or prompts.builtin:
+        return TEMPLATES
+    return {role: prompts.templates[role] for role in PROTOCOL_ROLES}
 
 
 def prompt_digest(settings: ProtocolSettings) -> str:
@@ -114,6 +163,7 @@ def reply_language(travel: TravelBenchTask, settings: ProtocolSettings) -> str:
 
 
 def travel_of(task: Task) -> TravelBenchTask:
+    """The task's TravelBench payload (GroupTravelBench's is one too)."""
     return task.payload_as(TravelBenchTask)
 
 
@@ -140,7 +190,7 @@ def agent_system_prompt(kind: str, task: Task, settings: ProtocolSettings) -> st
     in place when the template has `$time`/`$context`, else `agent_background` appended.
     """
     template = _templates(settings)[f"agent_{kind}"]
-    fields = {"tag": settings.unsolvable_tags[0]} if kind == "unsolvable" else {}
+    fields = {"tag": settings.abstain_tags[0]} if kind == "unsolvable" else {}
     placed = _SITUATION.intersection(template.get_identifiers())
     if settings.layout == "prefix":
         if placed:

@@ -12,7 +12,7 @@ Modes:
   minimum/maximum, array items) first, then every reference rule: a superset of "reference".
 
 Place names (trains origin/destination, places region) are resolved with a `RegionTable`
-(`cache_store.adcode`); with `regions=None` that one lookup is skipped, everything else runs.
+(`adcode.py`); with `regions=None` that one lookup is skipped, everything else runs.
 `validate` returns None or (category, message); the message is the `{"error": ...}` JSON text
 the agent sees.
 """
@@ -23,7 +23,7 @@ import json
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from cache_store.adcode import RegionTable
+from .adcode import RegionTable
 
 Failure = tuple[str, str]
 Mode = Literal["reference", "strict"]

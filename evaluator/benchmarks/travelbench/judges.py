@@ -4,7 +4,7 @@ The rubric judge rates a single-turn or multi-turn trajectory on the subset's di
 (Very Poor..Excellent -> 1..5); its Judgement's `score` is the normalised raw score
 (mean - 1) / 4. The meta-judge audits that evaluation and answers s in 1..5; its Judgement's
 `score` is the calibration factor s / 5. Tool penalty and calibration are combined in
-`evaluator.scoring`, from the stored judgements and the episode's tool-call counts.
+`scoring.py`, from the stored judgements and the episode's tool-call counts.
 
 As in the reference, a dimension the judge did not rate on the scale is left out of
 `scores` (and named under `UNRATED_NOTE` in `reasoning`); a judgement needs at least one
@@ -17,18 +17,15 @@ from __future__ import annotations
 import json
 import time
 from functools import cache
-from importlib import resources
 from string import Template
 from typing import TYPE_CHECKING, Any
 
 from backends.types import ChatMessage
 from bench_data.types import Task, TravelBenchTask
-from evaluator.records import EpisodeRecord, Judgement
-
-from .call import JudgeClient, JudgeFailed, call_judge
-from .parse import RATING_LABELS, parse_meta, parse_rubric
-from .settings import JudgeSettings
-from .transcript import (
+from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge
+from evaluator.judges.parse import RATING_LABELS, parse_meta, parse_rubric
+from evaluator.judges.settings import JudgeSettings
+from evaluator.judges.transcript import (
     conversation_turns,
     first_user_text,
     fit_to_context,
@@ -36,6 +33,10 @@ from .transcript import (
     render_tools,
     trajectory_hash,
 )
+from evaluator.prompt_sets import dimension_sections
+from evaluator.records import EpisodeRecord, Judgement
+
+from .prompting import JUDGE_DIMENSIONS, PROMPT_DIR
 
 if TYPE_CHECKING:
     from evaluator.prompt_sets import PromptSet
@@ -47,12 +48,9 @@ META_KIND = "meta"
 RUBRIC_PROMPT_VERSION = "travel-rubric-v2"
 META_PROMPT_VERSION = "travel-meta-v1"
 
-SINGLE_TURN_DIMENSIONS = ["reasoning_planning", "summarization_extraction", "presentation"]
-MULTI_TURN_DIMENSIONS = SINGLE_TURN_DIMENSIONS + ["user_interaction"]
-DIMENSIONS: dict[str, list[str]] = {
-    "single_turn": SINGLE_TURN_DIMENSIONS,
-    "multi_turn": MULTI_TURN_DIMENSIONS,
-}
+DIMENSIONS: dict[str, list[str]] = JUDGE_DIMENSIONS
+SINGLE_TURN_DIMENSIONS = DIMENSIONS["single_turn"]
+MULTI_TURN_DIMENSIONS = DIMENSIONS["multi_turn"]
 RATING_NAMES = {i + 1: label for i, label in enumerate(RATING_LABELS)}
 UNRATED_NOTE = "_unrated"
 CONTEXT_GUARD_NOTE = "_context_guard"
@@ -60,21 +58,13 @@ CONTEXT_GUARD_NOTE = "_context_guard"
 
 @cache
 def prompt_text(name: str) -> str:
-    return resources.files("evaluator.judges").joinpath("prompts").joinpath(name).read_text("utf-8")
+    return (PROMPT_DIR / name).read_text(encoding="utf-8")
 
 
 @cache
 def dimension_definitions() -> dict[str, str]:
     """`## name` sections of prompts/travel_dimensions.txt."""
-    sections: dict[str, str] = {}
-    current = ""
-    for line in prompt_text("travel_dimensions.txt").splitlines():
-        if line.startswith("## "):
-            current = line[3:].strip()
-            sections[current] = ""
-        elif current:
-            sections[current] += line + "\n"
-    return {k: v.strip() for k, v in sections.items()}
+    return dimension_sections(prompt_text("travel_dimensions.txt"))
 
 
 def _imported(prompts: PromptSet | None) -> PromptSet | None:
@@ -153,7 +143,7 @@ def rubric_prompt(
     """(prompt, context-guard note or ""); `prompts`: the prompt set (None = built-in)."""
     dims = dimensions_for(record.subset)
     imported = _imported(prompts)
-    defs = imported.judge_dimension_definitions() if imported else dimension_definitions()
+    defs = imported.sections("judge_dimensions") if imported else dimension_definitions()
     query, context = _query_and_context(record, task)
     # placeholders, not ratings: an example that rates anything would anchor the judge
     example = json.dumps(
@@ -165,7 +155,7 @@ def rubric_prompt(
     if "user_interaction" in dims:
         note = (", and whether follow-up questions were necessary, few, not replaceable by a "
                 "tool call and on the user's intent")
-    template = (imported.judge_templates[f"judge_rubric_{record.subset}"] if imported
+    template = (imported.templates[f"judge_rubric_{record.subset}"] if imported
                 else Template(prompt_text("travel_rubric.txt")))
 
     def render(turns: list[ChatMessage]) -> str:
@@ -214,7 +204,7 @@ def meta_prompt(
         f"- {d}: {r}" for d, r in rubric.reasoning.items() if not d.startswith("_")
     ) or "(none)"
     imported = _imported(prompts)
-    template = (imported.judge_templates["judge_meta"] if imported
+    template = (imported.templates["judge_meta"] if imported
                 else Template(prompt_text("travel_meta.txt")))
 
     def render(turns: list[ChatMessage]) -> str:

@@ -1,0 +1,104 @@
+"""TravelBench (single-turn, multi-turn and unsolvable travel-planning tasks): the benchmark.
+
+Everything TravelBench-specific is in this package; `BENCHMARK` wires it into the generic
+layers (evaluator/benchmarks/base.py):
+
+    data          bench_data/travelbench.py      tasks (TravelBenchTask payloads), tool schemas
+    environment   environment.py                 cached tool sandbox + validation.py, adcode.py
+    protocols     protocols.py, prompting.py     the three episode protocols and their prompts
+    judges        judges.py, unsolvable.py       rubric judge + meta-judge, unsolvable rule
+    scoring       scoring.py                     instance, subset and overall scores
+    report        report.py                      the TravelBench (x100) table
+    settings      settings.py                    paper/smoke profiles, old config key names
+    prompts       prompts/, prompt_import.py     built-in prompts, the reference's importer
+
+The paper and its reference implementation (small-xiangcheng/TravelBench, commit 445a29d) are
+what the numbers reproduce; docs/protocols.md, docs/judges.md and docs/metrics.md say how.
+"""
+
+from __future__ import annotations
+
+from bench_data.travelbench import FORMAT
+from bench_data.types import Task
+from evaluator.benchmarks.base import Benchmark, JudgeInput, JudgeSpec, Unjudgeable
+from evaluator.judges.settings import JudgeSettings
+from evaluator.records import EpisodeRecord, Judgement
+
+from .environment import ENVIRONMENT
+from .judges import (
+    DIMENSIONS,
+    META_KIND,
+    RUBRIC_KIND,
+    judge_meta,
+    judge_rubric,
+    meta_version,
+    rubric_version,
+)
+from .prompt_import import import_reference
+from .prompting import PROMPT_ROLES
+from .protocols import TAG_TERMINATION, run_multi_turn, run_single_turn, run_unsolvable
+from .report import SECTION
+from .scoring import pooled_subset_score, score_record
+from .settings import CONFIG_ALIASES, PROFILES
+from .unsolvable import UNSOLVABLE_KIND, judge_unsolvable, rule_version
+
+
+async def _rubric(inp: JudgeInput) -> Judgement:
+    return await judge_rubric(inp.record, inp.task, inp.client, inp.model, inp.settings,
+                              inp.tools, inp.thash, inp.prompts)
+
+
+async def _meta(inp: JudgeInput) -> Judgement:
+    assert inp.audited is not None
+    return await judge_meta(inp.record, inp.task, inp.audited, inp.client, inp.model,
+                            inp.settings, inp.tools, inp.prompts)
+
+
+def _unsolvable(inp: JudgeInput) -> Judgement:
+    return judge_unsolvable(inp.record, inp.settings.abstain_tags, inp.thash)
+
+
+JUDGES = {
+    RUBRIC_KIND: JudgeSpec(
+        kind=RUBRIC_KIND, version=lambda s, p: rubric_version(p), run=_rubric,
+        prompt_files=("prompts/travel_rubric.txt", "prompts/travel_dimensions.txt"),
+        view_weighted=True),
+    META_KIND: JudgeSpec(
+        kind=META_KIND, version=lambda s, p: meta_version(p), run=_meta,
+        prompt_files=("prompts/travel_meta.txt",), audits=RUBRIC_KIND),
+    UNSOLVABLE_KIND: JudgeSpec(
+        kind=UNSOLVABLE_KIND, version=lambda s, p: rule_version(s.abstain_tags),
+        run=_unsolvable, rule=True, pass_threshold=1e-9),
+}
+
+
+def judge_kinds(record: EpisodeRecord, task: Task | None, settings: JudgeSettings) -> list[str]:
+    """unsolvable -> the rule check; single/multi-turn -> the rubric judge, then the
+    meta-judge when `judge.meta_judge`."""
+    if record.subset == "unsolvable":
+        return [UNSOLVABLE_KIND]
+    if record.subset in DIMENSIONS:
+        return [RUBRIC_KIND, META_KIND] if settings.meta_judge else [RUBRIC_KIND]
+    raise Unjudgeable(f"no judge for {record.benchmark}/{record.subset}")
+
+
+BENCHMARK = Benchmark(
+    name="travelbench",
+    title="TravelBench",
+    data=FORMAT,
+    protocols={"single_turn": run_single_turn, "multi_turn": run_multi_turn,
+               "unsolvable": run_unsolvable},
+    environment=ENVIRONMENT,
+    judges=JUDGES,
+    judge_kinds=judge_kinds,
+    score=score_record,
+    subset_score=pooled_subset_score,
+    report=SECTION,
+    ok_terminations=("answer", TAG_TERMINATION, "user_finished"),
+    profiles=PROFILES,
+    config_aliases=CONFIG_ALIASES,
+    prompts=PROMPT_ROLES,
+    prompt_importer=import_reference,
+    description="travel planning with cached real tools: single-turn, multi-turn (a simulated "
+                "user), unsolvable (the agent should say it cannot)",
+)

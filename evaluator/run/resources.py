@@ -1,0 +1,134 @@
+"""What a run opens and closes: clients per endpoint, admission controllers, the embedded
+engine, the role endpoints, the metrics pollers and the benchmark's environment."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from backends.client import ChatClient
+from backends.types import Endpoint
+from evaluator.config import AdmissionConfig, RunConfig
+from evaluator.run.admission import AdmissionController
+from evaluator.run.manifest import RoleInfo
+from evaluator.run.progress import Counters
+from evaluator.run.roles import RoleEndpoint
+
+
+class SweepError(Exception):
+    """A run cannot start (bad config, data, run directory): the message says why."""
+
+
+class Resources:
+    """Everything a run opens, closed in reverse order by `aclose`."""
+
+    def __init__(self) -> None:
+        self.server: Any = None
+        self.clients: dict[tuple[Any, ...], ChatClient] = {}
+        self.admission: dict[str, AdmissionController] = {}
+        self.tasks: list[asyncio.Task[Any]] = []
+        self.environment: Any = None
+
+    def client(self, ep: Endpoint, max_connections: int) -> ChatClient:
+        key = (ep.base_url, ep.api_key, tuple(sorted(ep.extra_headers.items())), ep.timeout_s,
+               ep.max_retries)
+        c = self.clients.get(key)
+        if c is None:
+            c = self.clients[key] = ChatClient(ep, max_connections=max_connections)
+        return c
+
+    def admission_for(self, base_url: str, config: AdmissionConfig) -> AdmissionController:
+        """The one admission controller of an endpoint, shared by every role that uses it."""
+        adm = self.admission.get(base_url)
+        if adm is None:
+            adm = self.admission[base_url] = AdmissionController(base_url, config)
+        return adm
+
+    async def aclose(self) -> None:
+        for t in self.tasks:
+            t.cancel()
+        await asyncio.gather(*self.tasks, return_exceptions=True)
+        if self.environment is not None:
+            with contextlib.suppress(Exception):
+                self.environment.close()
+        for c in self.clients.values():
+            await c.close()
+        if self.server is not None:
+            await self.server.astop()
+
+
+async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: bool) -> str | None:
+    """Base URL that replaces "embedded", starting the engine when the config needs one."""
+    eps = [config.agent.endpoint, config.user.endpoint, config.tool_simulator.endpoint]
+    if judge:
+        eps += config.judge.endpoints
+    if not any(ep.base_url == "embedded" for ep in eps):
+        return None
+    from backends.server import VLLMServer
+
+    e = config.engine
+    if e.url:
+        res.server = await asyncio.to_thread(VLLMServer.attach, e.url)
+    else:
+        print(f"starting the embedded engine (log: {run_dir / 'engine.log'}) ...", file=sys.stderr)
+        res.server = VLLMServer(
+            e.model or None, device=e.device, max_model_len=e.max_model_len,
+            cpu_kv_cache_gb=e.cpu_kv_cache_gb, tensor_parallel_size=e.tensor_parallel_size,
+            extra_args=e.extra_args, log_path=run_dir / "engine.log",
+            startup_timeout_s=e.startup_timeout_s,
+        )
+        await res.server.astart()
+    return res.server.base_url
+
+
+def resolve_endpoint(ep: Endpoint, engine_url: str | None, engine_model: str) -> Endpoint:
+    if ep.base_url != "embedded":
+        return ep
+    assert engine_url is not None
+    return msgspec.structs.replace(ep, base_url=engine_url, model=ep.model or engine_model)
+
+
+async def open_role(
+    role: str, ep: Endpoint, sampling: Any, config: RunConfig, res: Resources,
+    counters: Counters, infos: list[RoleInfo], embedded: bool,
+) -> RoleEndpoint:
+    client = res.client(ep, max_connections=max(64, config.admission.max_cap * 2))
+    info = RoleInfo(role=role, base_url=ep.base_url, model=ep.model, embedded=embedded)
+    try:
+        info.models = await client.list_models(timeout_s=30.0)
+        model = await client.resolve_model()
+        info.model = model
+    except Exception as exc:  # noqa: BLE001 - recorded in the manifest, fatal below
+        info.error = f"{type(exc).__name__}: {exc}"
+        infos.append(info)
+        raise SweepError(f"[{role}] endpoint {ep.base_url} is not answering: {exc}") from None
+    infos.append(info)
+    adm = res.admission_for(ep.base_url, config.admission)
+    return RoleEndpoint(role, client, model, sampling, adm, counters,
+                        send_priority=config.admission.send_priority)
+
+
+def start_pollers(res: Resources, config: RunConfig, counters: Counters,
+                   agent_adm: AdmissionController) -> None:
+    from backends.vllm_metrics import scrape_vllm_metrics
+
+    for url, adm in res.admission.items():
+        client = next(c for c in res.clients.values() if c.base_url == url.rstrip("/"))
+        state: dict[str, Any] = {}
+
+        async def scrape(client: ChatClient = client, adm: AdmissionController = adm,
+                         state: dict[str, Any] = state) -> Any:
+            m = await scrape_vllm_metrics(client, timeout_s=5.0)
+            if adm is agent_adm:
+                first = state.setdefault("first", m)
+                rate = m.hit_rate_since(first)
+                if rate is not None:
+                    counters.prefix_hit_rate = rate
+            return m
+
+        res.tasks.append(asyncio.create_task(adm.poll(scrape), name=f"metrics:{url}"))
