@@ -73,7 +73,12 @@ async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: 
 
     e = config.engine
     if e.url:
-        res.server = await asyncio.to_thread(VLLMServer.attach, e.url)
+        from backends.errors import ServerStartError
+
+        try:
+            res.server = await asyncio.to_thread(VLLMServer.attach, e.url)
+        except ServerStartError as exc:
+            raise SweepError(f"engine.url: {exc}") from None
     else:
         print(f"starting the embedded engine (log: {run_dir / 'engine.log'}) ...", file=sys.stderr)
         res.server = VLLMServer(
