@@ -162,12 +162,12 @@ class VitaEnvironment:
             plural = "argument" if len(missing) == 1 else "arguments"
             return ToolResult(f"Error: {qual} missing {len(missing)} required positional "
                               f"{plural}: {_python_list(missing)}", True, "missing_required")
-        mistyped = [(p.name, why) for p in spec.params if p.name in args
+        mistyped = [(p, why) for p in spec.params if p.name in args
                     and (why := _type_problem(p, args[p.name])) is not None]
         if mistyped and self.strict:
-            pname, why = mistyped[0]
-            want = specs._TYPES[spec.params[[p.name for p in spec.params].index(pname)].type]
-            return ToolResult(f"Error: argument '{pname}' must be {want['type']}, got {why}",
+            param, why = mistyped[0]
+            want = specs.JSON_TYPES[param.type]["type"]
+            return ToolResult(f"Error: argument '{param.name}' must be {want}, got {why}",
                               True, "wrong_type")
         try:
             value = spec.fn(self.state, **args)

@@ -222,8 +222,3 @@ class Order(msgspec.Struct, **_RECORD):
     status: OrderStatus = "unpaid"
     products: tuple[Any, ...] = ()
 
-
-OTA_PRODUCT_TYPES: dict[str, type] = {
-    "hotel": HotelProduct, "attraction": AttractionProduct,
-    "flight": FlightProduct, "train": TrainProduct,
-}

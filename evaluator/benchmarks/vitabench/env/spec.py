@@ -27,7 +27,7 @@ from .descriptions import DESCRIPTIONS
 REQUIRED = object()
 
 # JSON types by short name
-_TYPES = {"str": {"type": "string"}, "num": {"type": "number"}, "int": {"type": "integer"},
+JSON_TYPES = {"str": {"type": "string"}, "num": {"type": "number"}, "int": {"type": "integer"},
           "list[str]": {"type": "array", "items": {"type": "string"}},
           "list[int]": {"type": "array", "items": {"type": "integer"}}}
 
@@ -35,7 +35,7 @@ _TYPES = {"str": {"type": "string"}, "num": {"type": "number"}, "int": {"type": 
 @dataclass(frozen=True)
 class Param:
     name: str
-    type: str                  # a key of _TYPES
+    type: str                  # a key of JSON_TYPES
     default: Any = REQUIRED
     nullable: bool = False     # Optional[...] in the reference's signature
 
@@ -199,7 +199,7 @@ def _title(name: str) -> str:
 
 
 def _property(p: Param, text: str | None) -> dict[str, Any]:
-    typ = _TYPES[p.type]
+    typ = JSON_TYPES[p.type]
     prop: dict[str, Any] = {}
     if not p.required:
         prop["default"] = p.default
