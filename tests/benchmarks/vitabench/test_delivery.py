@@ -48,14 +48,17 @@ def test_store_and_product_info(delivery_tasks: list[dict[str, Any]]) -> None:
     env, raw = make_env(task["environment"]), task["environment"]
     key, store = next(iter(raw["stores"].items()))
     text = ok(run(env, "get_delivery_store_info", store_id=key))
-    assert text.startswith(f"Store(name={store['name']}, store_id={key}, score={float(store['score'])}")
+    score = float(store["score"])
+    assert text.startswith(f"Store(name={store['name']}, store_id={key}, score={score}")
     assert text.count("StoreProduct(") == len(store["products"])
     product = store["products"][0]
     info = ok(run(env, "get_delivery_product_info", product_id=product["product_id"]))
     assert f"product_name={product['name']}, product_id={product['product_id']}" in info
     assert f"price={float(product['price'])}" in info and "quantity=0" in info
-    assert failed(run(env, "get_delivery_store_info", store_id="S404")) == "Error: Store S404 not found"
-    assert failed(run(env, "get_delivery_product_info", product_id="P404")) == "Error: P404 not found"
+    assert failed(run(env, "get_delivery_store_info", store_id="S404")) == \
+        "Error: Store S404 not found"
+    assert failed(run(env, "get_delivery_product_info", product_id="P404")) == \
+        "Error: P404 not found"
 
 
 def test_searches_rank_everything(delivery_tasks: list[dict[str, Any]]) -> None:

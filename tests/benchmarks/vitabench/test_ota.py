@@ -25,7 +25,8 @@ def test_info(env: Any) -> None:
     text = ok(run(env, "get_ota_hotel_info", hotel_id="H1"))
     assert text.startswith("Hotel Info:\nHotel(hotel_id=H1, hotel_name=West Lake Lakeside Hotel")
     assert "location=address='18 Beishan Street, Xihu District, Hangzhou' longitude=120.146" in text
-    assert "HotelProduct(room_type=King, date=2025-05-02, price=500.0, quantity=2, room_id=R1)" in text
+    assert ("HotelProduct(room_type=King, date=2025-05-02, price=500.0, quantity=2, "
+            "room_id=R1)") in text
     assert "shop_type" not in text
     assert "AttractionProduct(ticket_type=Adult" in ok(run(env, "get_ota_attraction_info",
                                                            attraction_id="A1"))

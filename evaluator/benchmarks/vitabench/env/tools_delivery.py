@@ -96,7 +96,8 @@ def create_delivery_order(st: EpisodeState, user_id: Any, store_id: Any, product
     check(all([_product(st, pid) is not None for pid in product_ids]),  # noqa: C419
           f"products {product_ids} not found")
     check(address != "", f"Location {address} is empty")
-    check(len(product_ids) == len(product_cnts) and all([c > 0 for c in product_cnts]),  # noqa: C419
+    same_length = len(product_ids) == len(product_cnts)
+    check(same_length and all([c > 0 for c in product_cnts]),  # noqa: C419
           f"product_cnts {product_cnts} list is invalid")
     check(dispatch_time and has_format(dispatch_time),
           f"dispatch_time {dispatch_time} time format is invalid, yyyy-mm-dd HH:MM:SS required")
