@@ -93,3 +93,14 @@ def test_report_numbers_are_identical(resumed):
     md_want = (FIXTURE / "expected" / "report.md").read_text()
     md_got = (resumed / "report.md").read_text()
     assert _tables(md_got) == _tables(md_want)
+
+
+def test_the_viewer_shows_the_same_scores_and_verdicts(resumed):
+    """expected/view.json: the viewer's rows of the same resumed run, by the old code."""
+    from evaluator.view.query import RunView
+
+    v = RunView("r", resumed, "r", persist=False)
+    keys = ("key", "score", "verdict", "failed", "termination", "tools", "tool_errors",
+            "judgements")
+    got = sorted(({k: r[k] for k in keys} for r in v.rows(v.query())), key=lambda r: r["key"])
+    assert got == json.loads((FIXTURE / "expected" / "view.json").read_text())
