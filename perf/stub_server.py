@@ -26,6 +26,10 @@ the same seed always gets the same answer, so runs against the stub are reproduc
   X-Stub-Sleep: S                             sleep S seconds before answering
 Endpoints: POST /v1/chat/completions, GET /v1/models, GET /metrics (fake vLLM gauges),
 GET /health, GET /stub/requests (last recorded requests, with --record).
+--no-models / --no-metrics answer 404 there (a proxy or hosted endpoint). The engine flags
+(--kv-tokens, --max-running, --prefill-us, --decode-ms, --completion-tokens, --slowdown) turn
+on a simulated engine (perf.stub_engine): prefix cache, KV capacity, preemptions, timing; its
+usage and /metrics replace the canned ones.
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from typing import Any, Self
 
 import msgspec
 from aiohttp import web
+
+from perf.stub_engine import SimEngine, add_engine_args, engine_from_args, with_usage
 
 MODEL = "stub-model"
 READY_LINE = "STUB LISTENING "
@@ -155,11 +161,14 @@ class StubConfig(msgspec.Struct):
     fail_first: int = 0
     fail_status: int = 503
     record: bool = False
+    no_models: bool = False
+    no_metrics: bool = False
 
 
 class StubState:
-    def __init__(self, cfg: StubConfig) -> None:
+    def __init__(self, cfg: StubConfig, engine: SimEngine | None = None) -> None:
         self.cfg = cfg
+        self.engine = engine
         self.failures: dict[str, int] = collections.defaultdict(int)
         self.drops: dict[str, int] = collections.defaultdict(int)
         self.recorded: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
@@ -217,6 +226,17 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     sleep_s = float(h.get("X-Stub-Sleep", cfg.sleep_s))
     if sleep_s > 0:
         await asyncio.sleep(sleep_s)
+    if state.engine is not None:
+        usage = await state.engine.serve(raw)
+        resp = _answer(state, h, raw)
+        if resp.status == 200 and isinstance(resp.body, bytes):
+            resp.body = with_usage(resp.body, *usage)
+        return resp
+    return _answer(state, h, raw)
+
+
+def _answer(state: StubState, h: Any, raw: bytes) -> web.Response:
+    cfg = state.cfg
     mode = h.get("X-Stub-Mode", cfg.mode)
     replies = h.get("X-Stub-Replies", "")
     hashed: _Hashed | None = None
@@ -258,10 +278,17 @@ def _tool_body(name: str, args: dict[str, Any], turn: int) -> bytes:
 
 
 async def models(request: web.Request) -> web.Response:
+    if request.app["state"].cfg.no_models:
+        return _json(b'{"error": "not found"}', 404)
     return _json(MODELS_BODY)
 
 
 async def metrics(request: web.Request) -> web.Response:
+    state: StubState = request.app["state"]
+    if state.cfg.no_metrics:
+        return web.Response(status=404, text="404: Not Found")
+    if state.engine is not None:
+        return web.Response(text=state.engine.metrics_text(MODEL), content_type="text/plain")
     text = METRICS_TEXT.format(m=MODEL, running="5.0")
     return web.Response(text=text, content_type="text/plain")
 
@@ -275,9 +302,9 @@ async def recorded(request: web.Request) -> web.Response:
     return _json(_ENC.encode(list(state.recorded)))
 
 
-def make_app(cfg: StubConfig) -> web.Application:
+def make_app(cfg: StubConfig, engine: SimEngine | None = None) -> web.Application:
     app = web.Application()
-    app["state"] = StubState(cfg)
+    app["state"] = StubState(cfg, engine)
     app.router.add_post("/v1/chat/completions", chat_completions)
     app.router.add_get("/v1/models", models)
     app.router.add_get("/metrics", metrics)
@@ -286,8 +313,9 @@ def make_app(cfg: StubConfig) -> web.Application:
     return app
 
 
-async def _serve(cfg: StubConfig, host: str, port: int, reuse_port: bool) -> None:
-    runner = web.AppRunner(make_app(cfg), access_log=None, handle_signals=True)
+async def _serve(cfg: StubConfig, host: str, port: int, reuse_port: bool,
+                 engine: SimEngine | None = None) -> None:
+    runner = web.AppRunner(make_app(cfg, engine), access_log=None, handle_signals=True)
     await runner.setup()
     site = web.TCPSite(runner, host, port, reuse_port=reuse_port or None, backlog=4096)
     await site.start()
@@ -315,9 +343,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--fail-status", type=int, default=503)
     p.add_argument("--record", action="store_true", help="keep the last 256 requests")
     p.add_argument("--reuse-port", action="store_true", help="SO_REUSEPORT (several processes)")
+    p.add_argument("--no-models", action="store_true", help="GET /v1/models answers 404")
+    p.add_argument("--no-metrics", action="store_true", help="GET /metrics answers 404")
+    add_engine_args(p)
     a = p.parse_args(argv)
     cfg = StubConfig(
-        a.mode, a.tool_turns, a.tool_name, a.sleep, a.fail_first, a.fail_status, a.record
+        a.mode, a.tool_turns, a.tool_name, a.sleep, a.fail_first, a.fail_status, a.record,
+        a.no_models, a.no_metrics,
     )
     try:
         import uvloop
@@ -326,7 +358,7 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError:  # pragma: no cover - uvloop is a dependency
         pass
     try:
-        asyncio.run(_serve(cfg, a.host, a.port, a.reuse_port))
+        asyncio.run(_serve(cfg, a.host, a.port, a.reuse_port, engine_from_args(a)))
     except KeyboardInterrupt:
         pass
     return 0
@@ -390,10 +422,13 @@ def _spawn(args: list[str], timeout_s: float) -> tuple[subprocess.Popen[str], st
     raise RuntimeError("stub server did not start; output:\n" + "".join(lines[-20:]))
 
 
-def start_stub(*args: str, processes: int = 1, timeout_s: float = 30.0) -> StubProcess:
-    """Start the stub in subprocess(es) with CLI `args`; returns once it accepts connections."""
+def start_stub(
+    *args: str, processes: int = 1, timeout_s: float = 30.0, port: int = 0
+) -> StubProcess:
+    """Start the stub in subprocess(es) with CLI `args`; returns once it accepts connections.
+    `port`: 0 picks a free one; a given port lets a test restart a stub where it was."""
     extra = ["--reuse-port"] if processes > 1 else []
-    first, root = _spawn([*args, "--port", "0", *extra], timeout_s)
+    first, root = _spawn([*args, "--port", str(port), *extra], timeout_s)
     procs = [first]
     try:
         port = root.rsplit(":", 1)[1]
