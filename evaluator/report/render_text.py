@@ -49,9 +49,25 @@ def markdown_table(table: Table) -> str:
     return "\n".join(out)
 
 
+_SETTINGS_KEYS = ("profile", "deviations", "prompts", "tool validation")
+
+
+def settings_lines(runs: list[RunSummary]) -> list[str]:
+    """One line per run saying what produced its numbers: the settings profile and every
+    deviation from it, the prompt set and the tool-argument validation."""
+    out = []
+    for run in runs:
+        parts = [f"{k} {run.info[k]}" for k in _SETTINGS_KEYS if run.info.get(k)]
+        if parts:
+            out.append(f"{run.label}: " + "; ".join(parts))
+    return out
+
+
 def render_terminal(runs: list[RunSummary]) -> str:
     tables = [summary_table(runs), *benchmark_tables(runs)]
-    return "\n\n".join(terminal_table(t) for t in tables)
+    text = "\n\n".join(terminal_table(t) for t in tables)
+    lines = settings_lines(runs)
+    return text + ("\n\n" + "\n".join(lines) if lines else "")
 
 
 def render_markdown(runs: list[RunSummary], created: str) -> str:

@@ -119,9 +119,16 @@ def test_manifest_and_report_name_the_profile_and_its_deviations(stub, tmp_path)
     assert manifest["resolved_config"]["profile"] == "smoke"
     from evaluator.report.load import load_run
 
-    info = load_run(tmp_path / "p", use_scoring=False).info
+    run = load_run(tmp_path / "p", use_scoring=False)
+    info = run.info
     assert info["profile"] == "smoke"
     assert "protocol.max_steps=3 (smoke: 6)" in info["deviations"]
+    from evaluator.report.render_text import render_terminal
+    from evaluator.report.summary import summarize_run
+
+    text = render_terminal([summarize_run(run, n_boot=10)])
+    line = next(x for x in text.splitlines() if x.startswith("p: "))
+    assert "profile smoke" in line and "protocol.max_steps=3" in line and "prompts builtin" in line
 
 
 SHARED_DATA = REPO.parent / "shared" / "data"
