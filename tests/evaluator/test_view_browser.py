@@ -168,6 +168,9 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("viewrun")
     data = root / "data"
     shutil.copytree(REPO / "bench_data" / "samples" / "travel_sample", data)
+    # given by path, the copy is read as real TravelBench data: it needs its place-name table
+    shutil.copy(REPO / "evaluator" / "benchmarks" / "travelbench" / "sample_adcode.txt",
+                data / "adcode.txt")
     for name in ("single_turn.jsonl", "multi_turn.jsonl"):
         path = data / name
         lines = []
