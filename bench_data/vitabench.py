@@ -3,8 +3,9 @@
 Each task becomes Task(benchmark="vitabench", subset=<domain>, task_id=id) with
 - `instructions`: the user's instruction text followed by a rendered user profile (what the
   user simulator plays),
-- `rubrics`: the atomic rubric strings of `evaluation_criteria.overall_rubrics` (what the
-  sliding-window judge scores),
+- `rubrics`: what the sliding-window judge scores, as the reference builds its list: the
+  `evaluation_criteria.state_rubrics`, then the `overall_rubrics`, exact-string de-duplicated
+  in first-seen order (both lists are also kept in `extra`),
 - `extra`: the per-task environment database and the rest of the record, kept verbatim.
 
 The subset is the domain folder's name ("delivery", "instore"); the record's own `domain`
@@ -34,6 +35,7 @@ DOMAIN_ALIASES: dict[str, str] = {
 
 class VitaCriteria(msgspec.Struct, forbid_unknown_fields=False):
     overall_rubrics: list[str]
+    state_rubrics: list[str] = msgspec.field(default_factory=list)
     expected_states: list[Any] = msgspec.field(default_factory=list)
 
 
@@ -67,6 +69,17 @@ def render_instructions(record: VitaTaskRecord) -> str:
     return text
 
 
+def judge_rubrics(state: list[str], overall: list[str]) -> list[str]:
+    """State rubrics then overall rubrics, stripped, blanks dropped, exact-string
+    de-duplicated in first-seen order."""
+    seen: dict[str, None] = {}
+    for rubric in (*state, *overall):
+        text = rubric.strip()
+        if text:
+            seen.setdefault(text, None)
+    return list(seen)
+
+
 def _subset_for(path: Path, record: VitaTaskRecord, subset: str | None) -> str:
     if subset:
         return canonical_domain(subset)
@@ -96,7 +109,8 @@ def load_vitabench_file(
         if isinstance(record, LoadIssue):
             issues.append(record)
             continue
-        rubrics = [r.strip() for r in record.evaluation_criteria.overall_rubrics if r.strip()]
+        criteria = record.evaluation_criteria
+        rubrics = judge_rubrics(criteria.state_rubrics, criteria.overall_rubrics)
         if not record.id.strip():
             issues.append(LoadIssue(where, line, f"[{index}].id", "must not be empty"))
             continue
@@ -113,7 +127,9 @@ def load_vitabench_file(
             "time": record.environment.get("time", ""),
             "environment": record.environment,
             "user_profile": record.user_scenario.user_profile,
-            "expected_states": record.evaluation_criteria.expected_states,
+            "expected_states": criteria.expected_states,
+            "state_rubrics": list(criteria.state_rubrics),
+            "overall_rubrics": list(criteria.overall_rubrics),
             "message_history": record.message_history,
             "instruction_text": record.instructions,
         }
