@@ -1,11 +1,14 @@
 """VitaBench (stateful life-service tasks: delivery, in-store, travel agency): the benchmark.
 
-Built so far: its data (bench_data/vitabench.py: tasks with atomic rubrics and a per-task
-environment database kept in `Task.extra`), its judge (the generic rubric-based sliding-window
-evaluator, `evaluator/judges/sliding_window.py`, paper section 3.3) and its scoring (a task
-succeeds when every rubric ends satisfied; rubric-level accuracy beside it). Its environment
-(stateful per-episode databases, `env/`) and protocols are not wired in yet: a run of its tasks
-stops with "no episode protocol", while `agentsweep judge` and `report` work on its records.
+    data          bench_data/vitabench.py        tasks, rubrics (state then overall), databases
+    environment   environment.py, env/           per-episode copy-on-write task databases
+    protocols     protocol.py, prompting.py      greeting, user simulator, agent tool loop
+    judges        (generic) sliding_window.py    the rubric sliding-window evaluator
+    scoring       here                           all rubrics satisfied; max_steps scores 0
+    settings      settings.py                    the paper profile
+    prompts       prompts/                       agent and user-simulator system prompts
+
+See docs/vitabench.md.
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement, UnitScore
 from evaluator.scoring import base_unit_score
 
+from .env.database import SUBSET_DOMAINS
+from .environment import ENVIRONMENT
+from .protocol import TERMINATIONS, run_episode
+from .settings import PROFILES
+
 
 async def _window(inp: JudgeInput) -> Judgement:
     assert inp.task is not None
@@ -55,6 +63,10 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
     """1 when every rubric ended satisfied; `dims`: per rubric 0/1 and `rubric_accuracy`."""
     s = ctx.settings
     base = base_unit_score(record)
+    if record.termination == "max_steps":  # the reference scores it 0 without judging
+        base.score = 0.0
+        base.success = False
+        return base
     j = index.get(trajectory_hash(record), SLIDING_WINDOW_KIND,
                   window_version(s.window_turns, s.window_overlap))
     if j is None:
@@ -102,7 +114,8 @@ BENCHMARK = Benchmark(
     name="vitabench",
     title="VitaBench",
     data=FORMAT,
-    protocols={},
+    protocols={subset: run_episode for subset in SUBSET_DOMAINS},
+    environment=ENVIRONMENT,
     judges={SLIDING_WINDOW_KIND: JudgeSpec(
         kind=SLIDING_WINDOW_KIND, version=lambda s, p: window_version(s.window_turns,
                                                                        s.window_overlap),
@@ -111,6 +124,8 @@ BENCHMARK = Benchmark(
     judge_kinds=judge_kinds,
     score=score_record,
     report=ReportSection(summarize=summarize, judge_lines=judge_lines),
-    description="stateful life-service tools, judged by the sliding-window rubric evaluator "
-                "(environment and protocols not built yet)",
+    ok_terminations=TERMINATIONS,
+    profiles=PROFILES,
+    description="stateful life-service tools (delivery, in-store, travel agency, cross-domain) "
+                "with a simulated user, judged by the sliding-window rubric evaluator",
 )
