@@ -27,6 +27,7 @@ from .base import Benchmark, BenchmarkError
 
 BUILTIN = (
     "evaluator.benchmarks.travelbench",
+    "evaluator.benchmarks.grouptravelbench",
     "evaluator.benchmarks.vitabench",
 )
 """The benchmarks shipped with agentsweep (modules with a `BENCHMARK`)."""

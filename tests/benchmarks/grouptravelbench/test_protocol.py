@@ -1,0 +1,143 @@
+"""The group-chat episode with scripted fake models: the broadcast, @-mentions, `[pass]`, a
+solicited compromise applied and stripped, an unsolicited one regenerated, the summary every
+kappa rounds, the final plan ending the chat; then the rule judge and the unit score."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+
+from backends.types import ChatMessage, ChatResponse, Choice, Usage
+from bench_data.types import GroupTravelTask, Task
+from evaluator.benchmarks import get
+from evaluator.benchmarks.base import JudgeInput, ScoreContext
+from evaluator.benchmarks.grouptravelbench.protocol import (
+    FINAL_ASK,
+    SUMMARY_ASK,
+    NoTools,
+    run_group_chat,
+)
+from evaluator.benchmarks.grouptravelbench.scoring import METRICS, METRICS_VERSION
+from evaluator.judges.transcript import trajectory_hash
+from evaluator.protocols.base import EpisodeContext, ProtocolSettings
+from evaluator.records import UnitId
+
+from .conftest import GROUP, PLAN
+
+
+class Scripted:
+    def __init__(self, role: str, replies: list[str]) -> None:
+        self.role, self.model = role, "fake"
+        self.replies = list(replies)
+        self.requests: list[list[ChatMessage]] = []
+
+    async def complete(self, messages, *, tools=None, tool_choice=None, response_format=None):
+        self.requests.append(copy.deepcopy(list(messages)))
+        assert self.replies, f"{self.role}: script exhausted"
+        msg = ChatMessage(role="assistant", content=self.replies.pop(0))
+        return ChatResponse(id="r", model="fake", choices=[Choice(index=0, message=msg)],
+                            usage=Usage())
+
+
+class PlanOnAsk(Scripted):
+    async def complete(self, messages, **kw):
+        if FINAL_ASK in (messages[-1].content or ""):
+            self.replies.insert(0, json.dumps(PLAN, ensure_ascii=False))
+        return await super().complete(messages, **kw)
+
+
+def _task(difficulty: str = "") -> Task:
+    payload = GroupTravelTask(
+        trace_id="t1", time="2025-09-01", query="西安两日游", context="出发城市：北京市",
+        user_preferences=copy.deepcopy(GROUP), difficulty_type=difficulty,
+        initial_messages=[{"role": "User1", "content": "我想去西安"},
+                          {"role": "User2", "content": "我也想去"}])
+    return Task(benchmark="grouptravelbench", subset="test", task_id="t1", source="x:1",
+                payload=payload, instructions="西安两日游")
+
+
+AGENT = ["大家好。@User1 预算降到2500可以吗？", "@User2 你想吃什么？", "好的。", "继续讨论。",
+         json.dumps({"User1": {"global_constraints": {"avg_budget": 2500}},
+                     "User2": {"global_constraints": {"avg_budget": 2000}}}),
+         json.dumps(PLAN, ensure_ascii=False)]
+USER = ["好吧 [global_constraints.avg_budget: 2500]",   # User1, @-mentioned: applied
+        "行 [global_constraints.avg_budget: 100]",      # User2, not asked: regenerated
+        "[pass]",                                        # User2's second try
+        "我喜欢川菜",                                     # User2, @-mentioned
+        "[pass]", "[pass]", "[pass]", "[pass]", "[pass]"]
+
+
+def _run():
+    agent, user = Scripted("agent", AGENT), Scripted("user", USER)
+    ctx = EpisodeContext(unit=UnitId("r", "grouptravelbench/test/t1", 0, 1), task=_task(),
+                         agent=agent, sandbox=NoTools(), user=user,
+                         settings=ProtocolSettings(max_steps=3))
+    return asyncio.run(run_group_chat(ctx)), agent, user
+
+
+def test_the_chat_follows_the_schedule_and_ends_with_the_plan():
+    record, agent, user = _run()
+    assert record.termination == "plan" and not agent.replies and not user.replies
+    chat = record.extra["chat"]
+    said = [(e["role"], e["content"]) for e in chat]
+    assert said[:4] == [("User1", "我想去西安"), ("User2", "我也想去"), ("Agent", AGENT[0]),
+                        ("User1", "好吧")]                    # mention: User1 next, marker gone
+    assert ("User2", "我喜欢川菜") == said[5]                  # the @User2 question answered
+    assert not any("[pass]" in c or "avg_budget:" in c for _, c in said)
+    assert record.extra["effective"]["User1"]["preference"]["global_constraints"][
+        "avg_budget"] == 2500
+    assert record.extra["effective"]["User2"]["preference"]["global_constraints"][
+        "avg_budget"] == 2000                                  # unsolicited: not applied
+    assert record.extra["regenerations"] == 1
+    assert record.extra["compromise_counts"] == {"User1": 1, "User2": 0}
+    # opening summary, then the summary after kappa=3 rounds (5th agent call)
+    asks = [i for i, req in enumerate(agent.requests) if SUMMARY_ASK in req[-1].content]
+    assert asks == [0, 4] and record.extra["agent_table"]["User1"]
+    assert all(FINAL_ASK not in r[-1].content for r in agent.requests)
+    assert record.extra["plan_generated"] is True
+    # users see the broadcast and outward messages in their own prompt, one shared prefix
+    first = user.requests[0]
+    assert "[User2]: 我也想去" in first[1].content and "[Agent]: " + AGENT[0] in first[1].content
+    prefixes = {r[0].content.split("Your name in the chat")[0] for r in user.requests}
+    assert len(prefixes) == 1
+    assert "willing to compromise" in user.requests[0][0].content     # User1 compromisable
+    assert "do not compromise" in user.requests[1][0].content         # User2 is not
+
+
+def test_rounds_exhausted_ask_for_the_final_plan():
+    agent = PlanOnAsk("agent", ["你们好"] + ["嗯。"] * 60)
+    user = Scripted("user", ["[pass]"] * 200)
+    task = _task()
+    ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=task, agent=agent,
+                         sandbox=NoTools(), user=user, settings=ProtocolSettings())
+    record = asyncio.run(run_group_chat(ctx))
+    assert record.termination == "plan" and FINAL_ASK in agent.requests[-1][-1].content
+    # 15 rounds (kappa 3): opening summary, 15 polls, 4 summaries, then the final plan
+    summaries = sum(SUMMARY_ASK in r[-1].content for r in agent.requests)
+    assert record.extra["rounds"] == 15 and summaries == 5  # the opening one, then every 3
+
+
+class _Lookup:
+    def __init__(self, j):
+        self.j = j
+
+    def get(self, thash, kind, version):
+        return self.j if (kind, version) == (METRICS, METRICS_VERSION) else None
+
+    current_or_latest = get
+
+
+def test_the_final_plan_is_scored_by_the_rule_judge():
+    record, _, _ = _run()
+    bench = get("grouptravelbench")
+    assert bench.judge_kinds(record, None, None) == [METRICS]
+    j = bench.judges[METRICS].run(JudgeInput(record=record, task=None,
+                                             thash=trajectory_hash(record), settings=None,
+                                             prompts=None, tools=None))
+    assert set(j.scores) == {"pc", "gu", "gf", "pv"} and j.judge_model == "rule"
+    unit = bench.score(record, _Lookup(j), ScoreContext(settings=None))
+    assert unit.dims == j.scores and unit.score == j.scores["pv"]
+    summary = bench.report.summarize([unit])
+    assert summary.overall.tasks == 1 and "test" in summary.subsets
+    assert bench.report.tables([("run", summary)])[0].rows
