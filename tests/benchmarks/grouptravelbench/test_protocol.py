@@ -141,3 +141,23 @@ def test_the_final_plan_is_scored_by_the_rule_judge():
     summary = bench.report.summarize([unit])
     assert summary.overall.tasks == 1 and "test" in summary.subsets
     assert bench.report.tables([("run", summary)])[0].rows
+
+
+
+def test_two_accepted_compromises_rebuild_the_users_prompt_and_mentions_retry_passes():
+    agent = Scripted("agent", ["@User1 预算2500可以吗？", "@User1 每天两个景点可以吗？", "@User2 你呢？",
+                               json.dumps(PLAN, ensure_ascii=False)])
+    user = Scripted("user", ["好 [global_constraints.avg_budget: 2500]", "[pass]",
+                             "行 [global_constraints.intensity.max_poi_per_day: 2]"]
+                    + ["[pass]"] * 6)
+    ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=_task(), agent=agent,
+                         sandbox=NoTools(), user=user, settings=ProtocolSettings())
+    record = asyncio.run(run_group_chat(ctx))
+    assert record.termination == "plan" and not agent.replies and not user.replies
+    assert record.extra["compromise_counts"] == {"User1": 2, "User2": 0}
+    systems = [r[0].content for r in user.requests]
+    assert "willing to compromise" in systems[0] and "willing to compromise" in systems[2]
+    assert "You do not compromise any more" in systems[7]      # User1 after the cap
+    cues = [r[1].content.splitlines()[-1] for r in user.requests]
+    assert cues[4:7] == ["The planner @-mentioned you (User2): answer now."] * 3  # retried
+    assert "User2" in cues[8] and "@-mentioned" not in cues[8]  # then consumed: polled
