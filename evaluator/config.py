@@ -23,6 +23,7 @@ from evaluator.config_check import (
     ConfigError,
     alias_key,
     benchmark_aliases,
+    check_replicas,
     check_unknown_keys,
     locate_line,
     located,
@@ -78,10 +79,18 @@ class RoleConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True)
         `max_retries` (per request, on connection errors / 429 / 5xx), `extra_headers`.
     sampling: `temperature`, `top_p`, `max_tokens`, `seed` (unset = the unit's derived seed),
         `n`, `stop`.
+    replicas: endpoint tables or URLs the role is spread over by a router (empty = `endpoint`
+        alone); unset fields of a table come from `endpoint`.
+    routing: the router's settings (`policy`, thresholds, `admission`, `health` tables).
     """
 
     endpoint: Endpoint = msgspec.field(default_factory=Endpoint)
     sampling: SamplingParams = msgspec.field(default_factory=SamplingParams)
+    replicas: list[Endpoint | str] = msgspec.field(default_factory=list)
+    routing: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        check_replicas(self.replicas, self.routing)
 
 
 class ProtocolConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):

@@ -183,3 +183,21 @@ def alias_key(key: str, aliases: dict[str, str]) -> str:
         if key == old or key.startswith(old + "."):
             return new + key[len(old):]
     return key
+
+
+def check_replicas(replicas: list[Any], routing: dict[str, Any]) -> None:
+    """A role's `replicas` (URLs or endpoint tables) and `routing` (RouterSettings) table."""
+    for i, r in enumerate(replicas):
+        url = r if isinstance(r, str) else r.base_url
+        if not url.startswith(("http://", "https://")):
+            raise ValueError(f"replicas[{i}]: base_url must be an http(s) URL, got {url!r}")
+    if routing:
+        from backends.router_replica import RouterSettings
+
+        try:
+            s = msgspec.convert(routing, RouterSettings)
+        except msgspec.ValidationError as exc:
+            raise ValueError(f"routing: {exc}") from None
+        if s.policy not in ("sticky_least_loaded", "round_robin", "hash"):
+            raise ValueError("routing.policy: one of sticky_least_loaded, round_robin, hash;"
+                             f" got {s.policy!r}")

@@ -31,6 +31,8 @@ class RoleInfo(msgspec.Struct, omit_defaults=True):
     embedded: bool = False
     models: list[dict[str, Any]] = msgspec.field(default_factory=list)
     error: str = ""
+    replicas: list[str] = msgspec.field(default_factory=list)  # routed roles only
+    routing: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
 class DataFile(msgspec.Struct):

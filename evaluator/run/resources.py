@@ -13,7 +13,7 @@ import msgspec
 
 from backends.client import ChatClient
 from backends.types import Endpoint
-from evaluator.config import AdmissionConfig, RunConfig
+from evaluator.config import AdmissionConfig, RoleConfig, RunConfig
 from evaluator.run.admission import AdmissionController
 from evaluator.run.manifest import RoleInfo
 from evaluator.run.progress import Counters
@@ -31,6 +31,7 @@ class Resources:
         self.server: Any = None
         self.clients: dict[tuple[Any, ...], ChatClient] = {}
         self.admission: dict[str, AdmissionController] = {}
+        self.routers: list[Any] = []
         self.tasks: list[asyncio.Task[Any]] = []
         self.environment: Any = None
 
@@ -56,6 +57,9 @@ class Resources:
         if self.environment is not None:
             with contextlib.suppress(Exception):
                 self.environment.close()
+        for r in self.routers:
+            with contextlib.suppress(Exception):
+                await r.close()
         for c in self.clients.values():
             await c.close()
         if self.server is not None:
@@ -64,7 +68,8 @@ class Resources:
 
 async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: bool) -> str | None:
     """Base URL that replaces "embedded", starting the engine when the config needs one."""
-    eps = [config.agent.endpoint, config.user.endpoint, config.tool_simulator.endpoint]
+    eps = [rc.endpoint for rc in (config.agent, config.user, config.tool_simulator)
+           if not rc.replicas]
     if judge:
         eps += config.judge.endpoints
     if not any(ep.base_url == "embedded" for ep in eps):
@@ -98,12 +103,41 @@ def resolve_endpoint(ep: Endpoint, engine_url: str | None, engine_model: str) ->
     return msgspec.structs.replace(ep, base_url=engine_url, model=ep.model or engine_model)
 
 
+def open_router(ep: Endpoint, rc: RoleConfig, res: Resources) -> Any:
+    """A `Router` over the role's replicas; table fields left unset come from `endpoint`."""
+    from backends.router import Router
+    from backends.router_replica import RouterSettings
+
+    urls = []
+    for r in rc.replicas:
+        if isinstance(r, str):
+            urls.append(msgspec.structs.replace(ep, base_url=r))
+            continue
+        changed = {f: getattr(r, f) for f in r.__struct_fields__ if f != "base_url"
+                   and getattr(r, f) != getattr(Endpoint(), f)}
+        urls.append(msgspec.structs.replace(ep, base_url=r.base_url, **changed))
+    settings = msgspec.convert(rc.routing, RouterSettings)
+    router = Router(urls, model=ep.model or None, settings=settings, template=ep)
+    res.routers.append(router)
+    return router
+
+
 async def open_role(
     role: str, ep: Endpoint, sampling: Any, config: RunConfig, res: Resources,
-    counters: Counters, infos: list[RoleInfo], embedded: bool,
+    counters: Counters, infos: list[RoleInfo], embedded: bool, rc: RoleConfig | None = None,
 ) -> RoleEndpoint:
-    client = res.client(ep, max_connections=max(64, config.admission.max_cap * 2))
+    routed = rc is not None and bool(rc.replicas)
+    client: Any
+    if routed:
+        assert rc is not None
+        client = open_router(ep, rc, res)
+    else:
+        client = res.client(ep, max_connections=max(64, config.admission.max_cap * 2))
     info = RoleInfo(role=role, base_url=ep.base_url, model=ep.model, embedded=embedded)
+    if routed:
+        info.base_url, info.embedded = "router", False
+        info.replicas = [r.name for r in client.replicas]
+        info.routing = msgspec.to_builtins(client.settings)
     try:
         info.models = await client.list_models(timeout_s=30.0)
         model = await client.resolve_model()
@@ -113,9 +147,12 @@ async def open_role(
         infos.append(info)
         raise SweepError(f"[{role}] endpoint {ep.base_url} is not answering: {exc}") from None
     infos.append(info)
-    adm = res.admission_for(ep.base_url, config.admission)
+    if routed:  # the router admits per replica: no run-level cap in front of it
+        adm = AdmissionController(f"{role}:router", config.admission, cap=1 << 30)
+    else:
+        adm = res.admission_for(ep.base_url, config.admission)
     return RoleEndpoint(role, client, model, sampling, adm, counters,
-                        send_priority=config.admission.send_priority)
+                        send_priority=config.admission.send_priority, routed=routed)
 
 
 def start_pollers(res: Resources, config: RunConfig, counters: Counters,

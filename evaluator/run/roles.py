@@ -34,19 +34,22 @@ class EpisodeTicket:
 class RoleEndpoint:
     """What the roles of one kind share across episodes (one per role per run)."""
 
-    __slots__ = ("admission", "client", "counters", "model", "role", "sampling", "send_priority")
+    __slots__ = ("admission", "client", "counters", "model", "role", "routed", "sampling",
+                 "send_priority")
 
     def __init__(
         self,
         role: str,
-        client: ChatClient,
+        client: ChatClient | Any,
         model: str,
         sampling: SamplingParams,
         admission: AdmissionController,
         counters: Counters,
         send_priority: bool = False,
+        routed: bool = False,
     ) -> None:
         self.role = role
+        self.routed = routed  # client is a backends.router.Router
         self.client = client
         self.model = model
         self.sampling = sampling
@@ -91,9 +94,13 @@ class ModelRole:
         ticket.queue_s += time.perf_counter() - t0
         counters = ep.counters
         counters.calls_in_flight += 1
+        extra: dict[str, Any] = {}
+        if ep.routed:
+            extra = {"new_episode": klass == NEW, "order": ticket.order}
         try:
             response = await ep.client.chat(
                 messages,
+                **extra,
                 model=ep.model,
                 tools=tools,
                 tool_choice=tool_choice,

@@ -164,9 +164,10 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         roles = {}
         for name in ("agent", "user", "tool_simulator"):
             rc = getattr(config, name)
-            ep = resolve_endpoint(rc.endpoint, engine_url, engine_model)
+            ep = rc.endpoint if rc.replicas else resolve_endpoint(rc.endpoint, engine_url,
+                                                                  engine_model)
             roles[name] = await open_role(name, ep, rc.sampling, config, res, counters, infos,
-                                          rc.endpoint.base_url == "embedded")
+                                          rc.endpoint.base_url == "embedded", rc)
         sim = roles["tool_simulator"]
         if bench.environment is not None:
             res.environment = await bench.environment.open(env_request, AdmittedChat(sim),
