@@ -28,8 +28,7 @@ import msgspec
 
 from .client import DEFAULT_SESSION_HEADER, ChatClient
 from .errors import HTTPStatusError, InfrastructureError, MalformedResponse, RequestTimeout
-from .replica_health import probe
-from .router_admission import CONTINUING, NEW, ReplicaDown, kv_capacity_tokens
+from .router_admission import CONTINUING, NEW, ReplicaDown
 from .router_policy import PlacementPolicy
 from .router_replica import (
     AllReplicasDown,
@@ -43,8 +42,8 @@ from .router_replica import (
     failure_kind,
     first_turn,
 )
+from .router_tasks import health_loop, inspect_replica, metrics_loop
 from .types import ChatMessage, ChatResponse, Endpoint
-from .vllm_metrics import parse_vllm_metrics
 
 __all__ = ["AllReplicasDown", "ReplicaSpec", "Router", "RouterSettings", "RouterStats"]
 
@@ -107,11 +106,11 @@ class Router:
         async with self._start_lock:
             if self._started:
                 return
-            await asyncio.gather(*(self._inspect(r) for r in self.replicas))
+            await asyncio.gather(*(inspect_replica(self, r) for r in self.replicas))
             for rep in self.replicas:
-                self._tasks.append(asyncio.create_task(self._health_loop(rep)))
+                self._tasks.append(asyncio.create_task(health_loop(self, rep)))
                 if self.settings.admission.enabled:
-                    self._tasks.append(asyncio.create_task(self._metrics_loop(rep)))
+                    self._tasks.append(asyncio.create_task(metrics_loop(self, rep)))
             self._started = True
 
     async def close(self) -> None:
@@ -343,66 +342,6 @@ class Router:
         name = self._model or "(none configured)"
         self.note("no-models", f"{rep.name} has no GET /v1/models; using the configured model "
                                f"name {name!r}")
-
-    async def _inspect(self, rep: Replica) -> None:
-        h = self.settings.health
-        try:
-            rep.models = [m["id"] for m in await rep.client.list_models(timeout_s=h.probe_timeout_s)]
-            rep.has_models = True
-        except HTTPStatusError as exc:
-            if exc.status < 500:
-                self._no_models(rep)
-            else:
-                self._take_out(rep, f"HTTP {exc.status} at start", cancel=False)
-        except (InfrastructureError, MalformedResponse) as exc:
-            self._take_out(rep, f"not answering at start: {exc}", cancel=False)
-
-    async def _health_loop(self, rep: Replica) -> None:
-        h = self.settings.health
-        while True:
-            await asyncio.sleep(h.probe_interval_s)
-            ok = await probe(rep.client, h.probe_path, h.probe_timeout_s)
-            change = rep.health.probed(ok)
-            if change == "out":
-                self._take_out(rep, "stopped answering health probes", cancel=True)
-            elif change == "in":
-                self._rejoin(rep)
-            elif rep.spec.restart is not None and rep.health.restart_due(self.clock()):
-                rep.health.restarting(self.clock())
-                self.stats.restarts += 1
-                try:
-                    await rep.spec.restart()
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - try again after the backoff
-                    self.stats.restart_errors += 1
-                    self.note(f"restart:{rep.index}:{rep.health.restarts}",
-                              f"restart of {rep.name} failed: {exc}")
-
-    async def _metrics_loop(self, rep: Replica) -> None:
-        kv_known = bool(self.settings.admission.kv_tokens)
-        while True:
-            if rep.health.healthy:
-                try:
-                    text = await rep.client.get_text("/metrics", timeout_s=5.0)
-                except HTTPStatusError:
-                    text = ""
-                except (InfrastructureError, MalformedResponse):
-                    text = None  # down or slow: health handles it; try again
-                if text is not None:
-                    m = parse_vllm_metrics(text)
-                    if m.requests_running is None and m.kv_cache_usage is None:
-                        rep.admission.metrics_unavailable()
-                        self.note("no-metrics", f"{rep.name} has no vLLM /metrics; admission "
-                                                "adapts from latency and 429s")
-                        return
-                    if not kv_known:
-                        kv_known = True
-                        c = kv_capacity_tokens(text)
-                        if c:
-                            rep.admission.set_kv_tokens(c)
-                    rep.admission.observe(m)
-            await asyncio.sleep(self.settings.poll_interval_s)
 
     def _order_of(self, session_id: str | None) -> int:
         if session_id is None:
