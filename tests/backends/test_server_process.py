@@ -184,6 +184,9 @@ DRIVER = textwrap.dedent('''
     # A host whose parent ignored SIGINT (a background job of a script) inherits SIG_IGN;
     # this host wants Ctrl-C semantics, as an interactive program has.
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # Likewise a test runner started with nohup leaves SIGHUP ignored; a host on a terminal
+    # has it at its default (hang-up ends it), which is the case tested here.
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     sys.path.insert(0, {root!r})
     from backends.server import VLLMServer
     s = VLLMServer("/models/fake", served_model_name="fake-model", device="cpu",
