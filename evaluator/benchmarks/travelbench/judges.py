@@ -157,16 +157,22 @@ def rubric_prompt(
                 "tool call and on the user's intent")
     template = (imported.templates[f"judge_rubric_{record.subset}"] if imported
                 else Template(prompt_text("travel_rubric.txt")))
+    return _fitted(template, record, settings, tools, context=context, query=query,
+                   dimensions="\n\n".join(f"### {d}\n{defs.get(d, '')}" for d in dims),
+                   interaction_note=note, example=example)
+
+
+def _fitted(template: Template, record: EpisodeRecord, settings: JudgeSettings,
+            tools: list[dict[str, Any]] | None, **fields: str) -> tuple[str, str]:
+    """TEMPLATE filled with FIELDS, the tool schemas and the conversation, shortened by the
+    context guard when it would not fit: (prompt, guard note or "")."""
+    rendered_tools = render_tools(tools)
 
     def render(turns: list[ChatMessage]) -> str:
         return template.safe_substitute(
-            dimensions="\n\n".join(f"### {d}\n{defs.get(d, '')}" for d in dims),
-            context=context,
-            query=query,
-            tools=render_tools(tools),
+            tools=rendered_tools,
             conversation=render_conversation(turns, settings.max_transcript_chars),
-            interaction_note=note,
-            example=example,
+            **fields,
         )
 
     return fit_to_context(render, conversation_turns(record), settings.context_tokens,
@@ -206,19 +212,8 @@ def meta_prompt(
     imported = _imported(prompts)
     template = (imported.templates["judge_meta"] if imported
                 else Template(prompt_text("travel_meta.txt")))
-
-    def render(turns: list[ChatMessage]) -> str:
-        return template.safe_substitute(
-            context=context,
-            query=query,
-            tools=render_tools(tools),
-            conversation=render_conversation(turns, settings.max_transcript_chars),
-            ratings=ratings,
-            reasoning=reasoning,
-        )
-
-    return fit_to_context(render, conversation_turns(record), settings.context_tokens,
-                          settings.sampling.max_tokens or 0)
+    return _fitted(template, record, settings, tools, context=context, query=query,
+                   ratings=ratings, reasoning=reasoning)
 
 
 def normalised_rubric_score(ratings: dict[str, float]) -> float:
