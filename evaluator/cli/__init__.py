@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES = (
     "evaluator.cli.data",     # data list
     "evaluator.cli.cache",    # cache import | index | misses | synth
     "evaluator.cli.prompts",  # prompts import | list | show
+    "evaluator.cli.sweep",    # sweep (a grid of runs)
 )
 
 
