@@ -1,0 +1,1 @@
+"""Sweeps: a grid of models x benchmarks run as one run directory per cell (docs/cluster.md)."""

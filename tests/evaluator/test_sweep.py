@@ -1,0 +1,171 @@
+"""`agentsweep sweep`: a grid file's checks and expansion, a 2 x 2 grid run end to end against
+stub servers (the toy benchmark, judged), its cells equal to plain `agentsweep run`s with the
+same settings, and a sweep killed mid-way that resumes without losing or repeating a unit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evaluator.sweep.grid import SweepError, expand, load_sweep
+
+REPO = Path(__file__).resolve().parents[2]
+TOY = REPO / "tests" / "toybench" / "data"
+HEADERS = ('{ "X-Stub-Mode" = "text", "X-Stub-Replies" = "The answer is 5.||It is 42.||'
+           'I think 6." }')
+
+
+def _cli(*args: str, home: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, AGENTSWEEP_HOME=str(home))
+    env.pop("AGENTSWEEP_PLUGINS", None)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _grid(path: Path, out: Path, stub: str, judge: str, name: str = "g") -> Path:
+    path.write_text(f'''
+name = "{name}"
+out = "{out}"
+trials = 2
+seed = 7
+judge = true
+[set]
+plugins = ["tests.toybench"]
+progress = "off"
+"engine.url" = "{stub}"
+"judge.endpoints" = [{{ base_url = "{judge}" }}]
+"agent.endpoint.extra_headers" = {HEADERS}
+[[models]]
+name = "cold"
+set = {{ "agent.sampling.temperature" = 0.0 }}
+[[models]]
+name = "warm"
+set = {{ "agent.sampling.temperature" = 0.9 }}
+[[benchmarks]]
+name = "all"
+data = "{TOY}"
+[[benchmarks]]
+name = "first2"
+data = "{TOY}"
+limit = 2
+''')
+    return path
+
+
+def _records(run_dir: Path) -> list[dict]:
+    return [json.loads(x) for x in (run_dir / "episodes.jsonl").read_text().splitlines() if x]
+
+
+def _comparable(rec: dict) -> tuple:
+    """A record without what differs between two executions (timings, ids of the run)."""
+    return (rec["unit"]["task"], rec["unit"]["trial"], rec["unit"]["seed"],
+            json.dumps(rec["messages"], sort_keys=True), rec.get("termination", "answer"),
+            json.dumps(rec.get("tool_calls", []), sort_keys=True))
+
+
+@pytest.fixture(scope="module")
+def stubs():
+    from perf.stub_server import start_stub
+
+    with start_stub("--mode", "text", "--sleep", "0.05") as agent, \
+            start_stub("--mode", "schema") as judge:
+        yield agent, judge
+
+
+def test_a_grid_file_is_checked_field_by_field(tmp_path):
+    good = tmp_path / "g.toml"
+    _grid(good, tmp_path / "out", "http://127.0.0.1:9/v1", "http://127.0.0.1:9/v1")
+    cells = expand(load_sweep(good))
+    assert [c.name for c in cells] == ["cold__all", "cold__first2", "warm__all", "warm__first2"]
+    assert cells == expand(load_sweep(good))  # pure: the same file gives the same cells
+    first2 = {k: v for k, v, _ in cells[1].overrides}
+    assert first2["data.limit"] == 2 and first2["seed"] == 7 and first2["name"] == "cold__first2"
+    cases = [
+        ('name = "g"', 'name = "../x"', "name: '../x' must be 1-64 characters"),
+        ("trials = 2", "trials = 0", "trials: must be in [1, 1000], got 0"),
+        ("trials = 2", "trials = 99999999999", "trials: must be in [1, 1000]"),
+        ("seed = 7", "seed = 7\ncolour = 1", "unknown field `colour`"),
+        ("limit = 2", "limit = -1", "benchmarks[1].limit: must be >= 0"),
+    ]
+    for old, line, message in cases:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(good.read_text().replace(old, line, 1))
+        with pytest.raises(SweepError) as e:
+            load_sweep(bad)
+        assert message in str(e.value) and str(bad) in str(e.value) and "\n" not in str(e.value)
+    dup = tmp_path / "dup.toml"
+    dup.write_text(good.read_text().replace('name = "warm"', 'name = "cold"'))
+    with pytest.raises(SweepError, match=r"models\[1\]\.name: 'cold' is used twice"):
+        load_sweep(dup)
+
+
+def test_a_grid_runs_every_cell_and_equals_local_runs(tmp_path, stubs):
+    agent, judge = stubs
+    grid = _grid(tmp_path / "g.toml", tmp_path / "sweeps", agent.url, judge.url)
+    p = _cli("sweep", str(grid), home=tmp_path)
+    out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    d = tmp_path / "sweeps" / "g"
+    report = json.loads((d / "grid.json").read_text())
+    assert report["models"] == ["cold", "warm"] and report["benchmarks"] == ["all", "first2"]
+    n = {c["bench"]: c["n_scored"] for c in report["cells"]}
+    assert n == {"all": 6, "first2": 4}
+    assert all(c["exit_code"] == 0 and c["mean_score"] is not None for c in report["cells"])
+    assert "| cold |" in out and "| warm |" in out
+    # a cell is the run `agentsweep run` makes with the same settings
+    p = _cli("run", "--plugin", "tests.toybench", "--data", str(TOY), "--limit", "2",
+             "--trials", "2", "--seed", "7", "--engine-url", agent.url, "--out",
+             str(tmp_path / "runs"), "--name", "plain", "--progress", "off",
+             "--set", "agent.sampling.temperature=0.9",
+             "--set", f"agent.endpoint.extra_headers={HEADERS}", home=tmp_path)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    cell = sorted(map(_comparable, _records(d / "warm__first2")))
+    plain = sorted(map(_comparable, _records(tmp_path / "runs" / "plain")))
+    assert cell == plain and len(cell) == 4
+    # a second sweep into the same place is refused; the grid report can be rewritten
+    p = _cli("sweep", str(grid), home=tmp_path)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and "already holds a sweep" in err and "--resume" in err
+
+
+def test_a_killed_sweep_resumes_without_loss_or_repeats(tmp_path):
+    from perf.stub_server import start_stub
+
+    with start_stub("--mode", "text", "--sleep", "0.4") as agent, \
+            start_stub("--mode", "schema") as judge:
+        grid = _grid(tmp_path / "g.toml", tmp_path / "sweeps", agent.url, judge.url, "k")
+        p = _cli("sweep", str(grid), home=tmp_path)
+        first = tmp_path / "sweeps" / "k" / "cold__all" / "episodes.jsonl"
+        deadline = time.monotonic() + 120
+        while not (first.exists() and first.read_bytes().count(b"\n") >= 2):
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "the first cell never wrote two episodes"
+            time.sleep(0.02)
+        os.kill(p.pid, signal.SIGKILL)  # the driver dies mid-cell
+        p.communicate()
+        d = tmp_path / "sweeps" / "k"
+        changed = grid.read_text().replace("seed = 7", "seed = 8")
+        (tmp_path / "other.toml").write_text(changed)
+        p = _cli("sweep", str(tmp_path / "other.toml"), "--resume", str(d), home=tmp_path)
+        _, err = p.communicate(timeout=60)
+        assert p.returncode == 2 and "differs from the sweep" in err
+        p = _cli("sweep", "--resume", str(d), home=tmp_path)
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+    for cell, units in (("cold__all", 6), ("cold__first2", 4), ("warm__all", 6),
+                        ("warm__first2", 4)):
+        counts = Counter((r["unit"]["task"], r["unit"]["trial"])
+                         for r in _records(d / cell))
+        assert len(counts) == units and set(counts.values()) == {1}, cell
+    state = json.loads((d / "sweep.json").read_text())
+    assert {c["exit_code"] for c in state["cells"]} == {0}
