@@ -20,9 +20,9 @@ does (resume, judging, reports) holds per cell.
     set = { "agent.sampling.temperature" = 0.0 }
 
     [[benchmarks]]
-    name = "sample-single"     # column label
+    name = "sample-a"          # column label
     data = "sample"            # data.dataset (name or path)
-    subsets = ["single_turn"]
+    subsets = ["a"]
     limit = 2
 
 The expansion is pure: `expand(sweep)` gives the same cells, names and overrides for the same
