@@ -95,7 +95,7 @@ def _origin(d: Path) -> Path | None:
         return None
 
 
-def _record(sweep: Sweep, cells: list[Cell], codes: dict[str, int]) -> None:
+def record_state(sweep: Sweep, cells: list[Cell], codes: dict[str, int]) -> None:
     d = sweep.directory
     d.mkdir(parents=True, exist_ok=True)
     if not (d / SWEEP_FILE).exists():
@@ -140,73 +140,116 @@ def cell_configs(sweep: Sweep, cells: list[Cell]) -> dict[str, Any]:
     return out
 
 
-async def run_local(sweep: Sweep, cells: list[Cell], *, resume: bool,
-                    progress: str | None = None) -> SweepOutcome:
-    from backends.errors import ServerStartError
-    from backends.server import VLLMServer
-    from evaluator.run.manifest import MANIFEST_FILE
-    from evaluator.run.sweep import RunRequest, run_sweep
-    from evaluator.run.sweep import SweepError as RunError
+class CellExecutor:
+    """Runs cells one at a time in this process, as `agentsweep run` would, and holds the
+    embedded engine that cells with the same engine settings share (started on first need,
+    replaced when a cell needs other settings, stopped by `aclose`)."""
 
-    configs = cell_configs(sweep, cells)
+    def __init__(self, sweep: Sweep, configs: dict[str, Any], *, progress: str | None,
+                 engine_log: Path) -> None:
+        self.sweep = sweep
+        self.configs = configs
+        self.progress = progress
+        self.engine_log = engine_log
+        self._server: Any = None
+        self._server_key: tuple | None = None
+
+    def order(self, cells: list[Cell]) -> list[Cell]:
+        """Cells that share an engine setting back to back (cells without one first)."""
+        return sorted(cells, key=lambda c: (_engine_key(self.configs[c.name]) is not None,
+                                            repr(_engine_key(self.configs[c.name]))))
+
+    async def _engine_url(self, cell: Cell) -> str | None:
+        from backends.errors import ServerStartError
+        from backends.server import VLLMServer
+
+        config = self.configs[cell.name]
+        key = _engine_key(config)
+        if key is None:
+            return None
+        if self._server is None or key != self._server_key:
+            await self.aclose()
+            e = config.engine
+            print(f"[sweep] starting the embedded engine (log: {self.engine_log}) ...",
+                  file=sys.stderr)
+            self._server = VLLMServer(
+                e.model or None, device=e.device, max_model_len=e.max_model_len,
+                cpu_kv_cache_gb=e.cpu_kv_cache_gb, tensor_parallel_size=e.tensor_parallel_size,
+                extra_args=e.extra_args, log_path=self.engine_log,
+                startup_timeout_s=e.startup_timeout_s)
+            self._server_key = key
+            try:
+                await self._server.astart()
+            except ServerStartError as exc:
+                self._server = None
+                raise SweepError(f"engine for cell {cell.name}: {exc}") from None
+        return self._server.base_url
+
+    async def run(self, cell: Cell) -> int:
+        """Run (or resume) one cell into its run directory; its exit code."""
+        from evaluator.run.manifest import MANIFEST_FILE
+        from evaluator.run.sweep import RunRequest, run_sweep
+        from evaluator.run.sweep import SweepError as RunError
+
+        url = await self._engine_url(cell)
+        extra = [("engine.url", url, "sweep's embedded engine")] if url else []
+        run_dir = self.sweep.directory / cell.name
+        print(f"[sweep] cell {cell.name} ({cell.model} x {cell.bench})", file=sys.stderr)
+        judge = self.sweep.spec.judge
+        if (run_dir / MANIFEST_FILE).exists():
+            request = RunRequest(resume=str(run_dir), overrides=extra, judge=judge,
+                                 progress=self.progress)
+        else:
+            base = str(self.sweep.base) if self.sweep.base else None
+            request = RunRequest(config_path=base, overrides=list(cell.overrides) + extra,
+                                 judge=judge, progress=self.progress)
+        try:
+            result = await run_sweep(request)
+        except RunError as exc:
+            raise SweepError(f"cell {cell.name}: {exc}") from None
+        return result.exit_code
+
+    async def aclose(self) -> None:
+        if self._server is not None:
+            server, self._server = self._server, None
+            await server.astop()
+
+
+def start_state(sweep: Sweep, cells: list[Cell], resume: bool) -> dict[str, int]:
+    """Write the sweep directory's files; the exit codes recorded so far (on resume)."""
     codes: dict[str, int] = {}
     if resume:
         codes = {c.name: c.exit_code for c in read_state(sweep.directory).cells
                  if c.exit_code is not None}
-    _record(sweep, cells, codes)
+    record_state(sweep, cells, codes)
+    return codes
+
+
+def overall(codes: dict[str, int], cells: list[Cell]) -> int:
+    """The sweep's exit code from its cells' (a cell not finished counts as interrupted)."""
+    got = [codes.get(c.name) for c in cells]
+    if any(code is None or code == EXIT_INTERRUPTED for code in got):
+        return EXIT_INTERRUPTED
+    return EXIT_OK if all(code == EXIT_OK for code in got) else EXIT_FAILED_UNITS
+
+
+async def run_local(sweep: Sweep, cells: list[Cell], *, resume: bool,
+                    progress: str | None = None) -> SweepOutcome:
+    configs = cell_configs(sweep, cells)
+    codes = start_state(sweep, cells, resume)
     outcome = SweepOutcome(directory=sweep.directory, exit_code=EXIT_OK)
-    # cells that share an engine setting run back to back on one engine
-    order = sorted(cells, key=lambda c: (_engine_key(configs[c.name]) is not None,
-                                         repr(_engine_key(configs[c.name]))))
-    server: VLLMServer | None = None
-    server_key: tuple | None = None
+    executor = CellExecutor(sweep, configs, progress=progress,
+                            engine_log=sweep.directory / "engine.log")
     try:
-        for cell in order:
-            config = configs[cell.name]
-            key = _engine_key(config)
-            extra: list[tuple[str, Any, str]] = []
-            if key is not None:
-                if server is None or key != server_key:
-                    if server is not None:
-                        await server.astop()
-                    e = config.engine
-                    log = sweep.directory / "engine.log"
-                    print(f"[sweep] starting the embedded engine (log: {log}) ...",
-                          file=sys.stderr)
-                    server = VLLMServer(
-                        e.model or None, device=e.device, max_model_len=e.max_model_len,
-                        cpu_kv_cache_gb=e.cpu_kv_cache_gb,
-                        tensor_parallel_size=e.tensor_parallel_size, extra_args=e.extra_args,
-                        log_path=log, startup_timeout_s=e.startup_timeout_s)
-                    server_key = key
-                    try:
-                        await server.astart()
-                    except ServerStartError as exc:
-                        raise SweepError(f"engine for cell {cell.name}: {exc}") from None
-                extra.append(("engine.url", server.base_url, "sweep's embedded engine"))
-            run_dir = sweep.directory / cell.name
-            print(f"[sweep] cell {cell.name} ({cell.model} x {cell.bench})", file=sys.stderr)
-            if (run_dir / MANIFEST_FILE).exists():
-                request = RunRequest(resume=str(run_dir), overrides=extra,
-                                     judge=sweep.spec.judge, progress=progress)
-            else:
-                base = str(sweep.base) if sweep.base else None
-                request = RunRequest(config_path=base, overrides=list(cell.overrides) + extra,
-                                     judge=sweep.spec.judge, progress=progress)
-            try:
-                result = await run_sweep(request)
-            except RunError as exc:
-                raise SweepError(f"cell {cell.name}: {exc}") from None
-            codes[cell.name] = result.exit_code
-            outcome.lines.append(f"{cell.name}: exit {result.exit_code}")
-            _record(sweep, cells, codes)
-            if result.exit_code == EXIT_INTERRUPTED:
-                outcome.exit_code = EXIT_INTERRUPTED
+        for cell in executor.order(cells):
+            code = await executor.run(cell)
+            codes[cell.name] = code
+            outcome.lines.append(f"{cell.name}: exit {code}")
+            record_state(sweep, cells, codes)
+            if code == EXIT_INTERRUPTED:
                 break
-            if result.exit_code != EXIT_OK:
-                outcome.exit_code = EXIT_FAILED_UNITS
     finally:
-        if server is not None:
-            await server.astop()
+        await executor.aclose()
     outcome.cells = codes
+    outcome.exit_code = overall(codes, cells)
     return outcome
