@@ -10,6 +10,11 @@ import argparse
 import asyncio
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from evaluator.sweep.grid import Sweep
+    from evaluator.sweep.local import SweepOutcome
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -25,7 +30,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--resume", metavar="SWEEP_DIR",
                    help="continue a sweep: finished cells and units are skipped")
     p.add_argument("--ray", metavar="ADDRESS",
-                   help="run on a Ray cluster (not built yet: cells run locally only)")
+                   help="run the cells on a Ray cluster: 'auto' (the cluster `ray start` "
+                   "made on this node), an address (ray://host:10001, host:6379), or 'local' "
+                   "(a private single-node cluster on 127.0.0.1)")
+    p.add_argument("--lease-timeout", type=float, default=60.0, metavar="S",
+                   help="with --ray: a cell whose runner sent no heartbeat for S seconds is "
+                   "leased to another runner, which resumes it (60)")
+    p.add_argument("--runners-per-node", type=int, default=1, metavar="N",
+                   help="with --ray: cell runners per node (1; each runs one cell at a time)")
     p.add_argument("--progress", choices=("auto", "plain", "off"),
                    help="each cell's progress line (see `agentsweep run --progress`)")
     p.add_argument("--report-only", action="store_true",
@@ -35,12 +47,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def sweep_command(args: argparse.Namespace) -> int:
     from evaluator.sweep.grid import SweepError
-    from evaluator.sweep.local import EXIT_INTERRUPTED, EXIT_USAGE, prepare, run_local
+    from evaluator.sweep.local import EXIT_USAGE, prepare, run_local
     from evaluator.sweep.report import build_grid, render_markdown, write_grid
 
-    if args.ray:
-        print("agentsweep sweep: --ray: running cells on a Ray cluster is not built yet; "
-              "run the sweep without --ray (cells run on this machine)", file=sys.stderr)
+    if not 1.0 <= args.lease_timeout <= 86400.0:
+        print("agentsweep sweep: --lease-timeout must be in [1, 86400] seconds",
+              file=sys.stderr)
+        return EXIT_USAGE
+    if not 1 <= args.runners_per_node <= 64:
+        print("agentsweep sweep: --runners-per-node must be in [1, 64]", file=sys.stderr)
         return EXIT_USAGE
     try:
         if args.report_only:
@@ -54,6 +69,14 @@ def sweep_command(args: argparse.Namespace) -> int:
             print(f"grid: {paths['md']}")
             return 0
         sweep, cells = prepare(args.sweep, args.resume)
+        if args.ray:
+            from evaluator.sweep.ray_exec import RaySettings, run_on_ray
+
+            settings = RaySettings(address=args.ray, lease_timeout_s=args.lease_timeout,
+                                   runners_per_node=args.runners_per_node)
+            outcome = run_on_ray(sweep, cells, settings, resume=bool(args.resume),
+                                 progress=args.progress)
+            return _finish(sweep, outcome)
         try:
             import uvloop
 
@@ -65,6 +88,13 @@ def sweep_command(args: argparse.Namespace) -> int:
     except SweepError as exc:
         print(f"agentsweep sweep: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    return _finish(sweep, outcome)
+
+
+def _finish(sweep: Sweep, outcome: SweepOutcome) -> int:
+    from evaluator.sweep.local import EXIT_INTERRUPTED
+    from evaluator.sweep.report import build_grid, render_markdown, write_grid
+
     for line in outcome.lines:
         print(line)
     if outcome.exit_code == EXIT_INTERRUPTED:

@@ -1,0 +1,92 @@
+"""`agentsweep sweep --ray local`: the grid of test_sweep on a private one-node Ray cluster
+(stub servers, the toy benchmark): the same records as the local executor, and a cell runner
+actor killed (SIGKILL) mid-cell loses and repeats no unit; the lease table on its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from evaluator.sweep.ray_exec import CellQueue
+from tests.evaluator.test_sweep import REPO, _comparable, _grid, _records
+
+CELLS = {"cold__all": 6, "cold__first2": 4, "warm__all": 6, "warm__first2": 4}
+
+
+def _sweep(*args: str, home: Path) -> subprocess.Popen[str]:
+    env = dict(os.environ, AGENTSWEEP_HOME=str(home), RAY_AUTH_MODE="disabled")
+    env.pop("AGENTSWEEP_PLUGINS", None)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.Popen([sys.executable, "-m", "evaluator.cli", "sweep", *args], cwd=REPO,
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _runner_pids() -> list[int]:
+    import psutil
+
+    pids = []
+    for p in psutil.process_iter(["cmdline"]):
+        if any("CellRunner" in part for part in (p.info["cmdline"] or [])):
+            pids.append(p.pid)
+    return pids
+
+
+def test_the_lease_table():
+    q = CellQueue(["a", "b"], lease_timeout_s=0.05)
+    assert q.lease("r1") == "a" and q.lease("r2") == "b" and q.lease("r3") is None
+    assert q.heartbeat("r1", "a") and not q.heartbeat("r2", "a")
+    assert q.release("r2") == ["b"]                  # r2 died: b waits again, first in line
+    assert q.lease("r3") == "b"
+    q.done("r1", "a", 0)
+    q.done("r2", "b", 0)                             # r2 no longer holds b: ignored
+    assert q.status()["codes"] == {"a": 0} and q.status()["leased"] == {"b": "r3"}
+    time.sleep(0.1)
+    assert q.expire() == ["b"] and q.lease("r4") == "b"
+    q.done("r4", "b", 130)                           # interrupted, not finished: back in line
+    assert q.status()["pending"] == ["b"] and "b" not in q.status()["codes"]
+
+
+def test_a_grid_on_ray_equals_the_local_run_and_survives_a_killed_runner(tmp_path):
+    pytest.importorskip("ray")
+    from perf.stub_server import start_stub
+
+    with start_stub("--mode", "text", "--sleep", "0.3") as agent, \
+            start_stub("--mode", "schema") as judge:
+        local = _grid(tmp_path / "local.toml", tmp_path / "local", agent.url, judge.url)
+        p = _sweep(str(local), home=tmp_path)
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        grid = _grid(tmp_path / "ray.toml", tmp_path / "ray", agent.url, judge.url)
+        p = _sweep(str(grid), "--ray", "local", "--lease-timeout", "30", home=tmp_path)
+        first = tmp_path / "ray" / "g" / "cold__all" / "episodes.jsonl"
+        deadline = time.monotonic() + 180
+        while not (first.exists() and first.read_bytes().count(b"\n") >= 2):
+            assert p.poll() is None, p.communicate()
+            assert time.monotonic() < deadline, "the first cell never wrote two episodes"
+            time.sleep(0.02)
+        pids = _runner_pids()
+        assert pids, "no cell runner process found"
+        for pid in pids:
+            os.kill(pid, signal.SIGKILL)
+        out, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    back = re.search(r"runner-1 failed \(ActorDiedError.*cells back in the queue: (\S+)", err)
+    assert back and back.group(1) in CELLS, err  # the killed runner's cell was resumed
+    for name, units in CELLS.items():
+        ray_records = _records(tmp_path / "ray" / "g" / name)
+        counts = Counter((r["unit"]["task"], r["unit"]["trial"]) for r in ray_records)
+        assert len(counts) == units and set(counts.values()) == {1}, name
+        local_records = _records(tmp_path / "local" / "g" / name)
+        assert sorted(map(_comparable, ray_records)) == sorted(map(_comparable, local_records))
+    report = json.loads((tmp_path / "ray" / "g" / "grid.json").read_text())
+    assert {c["exit_code"] for c in report["cells"]} == {0}
+    assert "| cold |" in out
