@@ -38,6 +38,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "leased to another runner, which resumes it (60)")
     p.add_argument("--runners-per-node", type=int, default=1, metavar="N",
                    help="with --ray: cell runners per node (1; each runs one cell at a time)")
+    p.add_argument("--engine-url", metavar="URL",
+                   help="use this running server wherever a cell says 'embedded' (instead of "
+                   "starting the engine)")
     p.add_argument("--progress", choices=("auto", "plain", "off"),
                    help="each cell's progress line (see `agentsweep run --progress`)")
     p.add_argument("--report-only", action="store_true",
@@ -54,6 +57,14 @@ def sweep_command(args: argparse.Namespace) -> int:
         print("agentsweep sweep: --lease-timeout must be in [1, 86400] seconds",
               file=sys.stderr)
         return EXIT_USAGE
+    if args.engine_url is not None:
+        from urllib.parse import urlsplit
+
+        u = urlsplit(args.engine_url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            print(f"agentsweep sweep: --engine-url {args.engine_url!r}: not an http(s) URL",
+                  file=sys.stderr)
+            return EXIT_USAGE
     if not 1 <= args.runners_per_node <= 64:
         print("agentsweep sweep: --runners-per-node must be in [1, 64]", file=sys.stderr)
         return EXIT_USAGE
@@ -73,7 +84,8 @@ def sweep_command(args: argparse.Namespace) -> int:
             from evaluator.sweep.ray_exec import RaySettings, run_on_ray
 
             settings = RaySettings(address=args.ray, lease_timeout_s=args.lease_timeout,
-                                   runners_per_node=args.runners_per_node)
+                                   runners_per_node=args.runners_per_node,
+                                   engine_url=args.engine_url)
             outcome = run_on_ray(sweep, cells, settings, resume=bool(args.resume),
                                  progress=args.progress)
             return _finish(sweep, outcome)
@@ -84,7 +96,7 @@ def sweep_command(args: argparse.Namespace) -> int:
         except ImportError:  # pragma: no cover - uvloop is a dependency
             runner = asyncio.run
         outcome = runner(run_local(sweep, cells, resume=bool(args.resume),
-                                   progress=args.progress))
+                                   progress=args.progress, engine_url=args.engine_url))
     except SweepError as exc:
         print(f"agentsweep sweep: {exc}", file=sys.stderr)
         return EXIT_USAGE

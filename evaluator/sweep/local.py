@@ -146,8 +146,9 @@ class CellExecutor:
     replaced when a cell needs other settings, stopped by `aclose`)."""
 
     def __init__(self, sweep: Sweep, configs: dict[str, Any], *, progress: str | None,
-                 engine_log: Path) -> None:
+                 engine_log: Path, engine_url: str | None = None) -> None:
         self.sweep = sweep
+        self.engine_url = engine_url   # a running server for every "embedded" endpoint
         self.configs = configs
         self.progress = progress
         self.engine_log = engine_log
@@ -167,6 +168,8 @@ class CellExecutor:
         key = _engine_key(config)
         if key is None:
             return None
+        if self.engine_url:
+            return self.engine_url
         if self._server is None or key != self._server_key:
             await self.aclose()
             e = config.engine
@@ -234,12 +237,13 @@ def overall(codes: dict[str, int], cells: list[Cell]) -> int:
 
 
 async def run_local(sweep: Sweep, cells: list[Cell], *, resume: bool,
-                    progress: str | None = None) -> SweepOutcome:
+                    progress: str | None = None, engine_url: str | None = None
+                    ) -> SweepOutcome:
     configs = cell_configs(sweep, cells)
     codes = start_state(sweep, cells, resume)
     outcome = SweepOutcome(directory=sweep.directory, exit_code=EXIT_OK)
     executor = CellExecutor(sweep, configs, progress=progress,
-                            engine_log=sweep.directory / "engine.log")
+                            engine_log=sweep.directory / "engine.log", engine_url=engine_url)
     try:
         for cell in executor.order(cells):
             code = await executor.run(cell)

@@ -44,6 +44,8 @@ class RaySettings:
     address: str                 # "local", "auto" or a cluster address
     lease_timeout_s: float = 60.0
     runners_per_node: int = 1
+    engine_url: str | None = None   # a running server for every "embedded" endpoint
+    progress_every_s: float = 30.0
 
 
 class CellQueue:
@@ -116,7 +118,8 @@ class CellRunner:
     """The body of the CellRunner actor: lease a cell, run it, report, repeat."""
 
     def __init__(self, sweep: Sweep, cells: list[Cell], configs: dict[str, Any],
-                 runner_id: str, progress: str | None, cwd: str) -> None:
+                 runner_id: str, progress: str | None, cwd: str,
+                 engine_url: str | None = None) -> None:
         # relative paths of the sweep (out, data, base) mean what they meant to the driver:
         # its working directory is on the shared filesystem, at the same path on every node
         os.chdir(cwd)
@@ -125,6 +128,7 @@ class CellRunner:
         self.configs = configs
         self.id = runner_id
         self.progress = progress
+        self.engine_url = engine_url
 
     def run(self, queue: Any) -> list[tuple[str, int]]:
         """Lease and run cells until the queue is empty; (cell, exit code) of each run here.
@@ -147,7 +151,8 @@ async def _runner_loop(runner: CellRunner, queue: Any) -> list[tuple[str, int]]:
 
     node = os.uname().nodename
     executor = CellExecutor(runner.sweep, runner.configs, progress=runner.progress,
-                            engine_log=runner.sweep.directory / f"engine-{node}-{runner.id}.log")
+                            engine_log=runner.sweep.directory / f"engine-{node}-{runner.id}.log",
+                            engine_url=runner.engine_url)
     done: list[tuple[str, int]] = []
     try:
         while True:
@@ -192,6 +197,38 @@ async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell) -
             task.cancel()
     finally:
         os.close(lock)  # releases the flock
+
+
+class _Meter:
+    """The head node's view of the whole sweep: cells by state and episodes finished (the
+    cells' episode files, counted off the runners' path), every `every_s` seconds."""
+
+    def __init__(self, sweep: Sweep, cells: list[Cell]) -> None:
+        self.files = [sweep.directory / c.name / "episodes.jsonl" for c in cells]
+        self.start = time.monotonic()
+        self.first = self._episodes()
+        self.last = 0.0
+
+    def _episodes(self) -> int:
+        n = 0
+        for f in self.files:
+            try:
+                with open(f, "rb") as fh:
+                    n += sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+            except FileNotFoundError:
+                pass
+        return n
+
+    def maybe_print(self, status: dict[str, Any], every_s: float) -> None:
+        now = time.monotonic()
+        if now - self.last < every_s:
+            return
+        self.last = now
+        n = self._episodes()
+        rate = (n - self.first) / max(now - self.start, 1e-9) * 60
+        running = ", ".join(f"{c} ({r})" for c, r in status["leased"].items()) or "none"
+        print(f"[sweep] cells done {len(status['codes'])}, waiting {len(status['pending'])}, "
+              f"running {running}; episodes {n} ({rate:.1f}/min)", file=sys.stderr)
 
 
 def _ray() -> Any:
@@ -262,7 +299,8 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
             serial += 1
             rid = f"runner-{serial}"
             actor = _start_runner(ray, runner_actor, node, gpus,
-                                  (sweep, todo, configs, rid, progress, os.getcwd()))
+                                  (sweep, todo, configs, rid, progress, os.getcwd(),
+                                   settings.engine_url))
             refs[actor.run.remote(queue)] = (rid, node["NodeID"])
 
         def top_up() -> None:
@@ -277,6 +315,7 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
         top_up()
         print(f"[sweep] {len(todo)} cells on {len(refs)} runners "
               f"({len(_alive_nodes(ray))} nodes)", file=sys.stderr)
+        meter = _Meter(sweep, cells)
         while True:
             ready, _ = ray.wait(list(refs), num_returns=1, timeout=HEARTBEAT_S) if refs else \
                 ([], [])
@@ -297,6 +336,7 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
             status = ray.get(queue.status.remote())
             codes.update(status["codes"])
             record_state(sweep, cells, codes)
+            meter.maybe_print(status, settings.progress_every_s)
             if not status["pending"] and not status["leased"]:
                 break
             if status["pending"]:
