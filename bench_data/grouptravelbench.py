@@ -101,5 +101,16 @@ def _file_subset(path: Path) -> str | None:
     return subset_for_file(path) if is_group_file(path) else None
 
 
+BUNDLED_TOOLS = Path(__file__).with_name("grouptravelbench_tools.json")
+"""The 10 tools of the seed's appendix B.1 in OpenAI format (the release ships its tools as
+code, so the project keeps their schemas as data)."""
+
+
+def _tool_schemas(root: Path) -> Path:
+    """A `tools.json` next to the task files, else the bundled schemas."""
+    local = root / "tools.json"
+    return local if local.is_file() else BUNDLED_TOOLS
+
+
 FORMAT = DataFormat(benchmark=BENCHMARK, load_file=load_grouptravel_file, find_parts=_parts,
-                    file_subset=_file_subset)
+                    file_subset=_file_subset, tool_schemas=_tool_schemas)
