@@ -4,9 +4,11 @@ The opening statements are broadcast; `scheduler.next_turn`/`advance` decide who
 @-mentioned user, a summary every kappa rounds, else round-robin); a user's reply goes
 through `CompromiseTracker.begin_reply(...).submit(...)` (pass / commit / regenerate; the
 user's prompt is rebuilt when they stop being compromisable); the agent's final plan JSON
-ends the chat. Users see only outward messages. The data ships no tool schemas, so the agent
-runs without tools (`NoTools`). The record's `extra` keeps the chat, the effective and the
-agent's preference tables, the compromise log and `plan_generated` for the rule judge.
+ends the chat. Users see only outward messages. The agent calls the benchmark's 10 tools
+(`bench_data/grouptravelbench_tools.json`) through the cached sandbox; a turn's tool loop and
+its repetition guard are in `agent_turn`. The record's `extra` keeps the chat (tool entries
+included), the effective and the agent's preference tables, the compromise log and
+statistics and `plan_generated` for the judges.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ import msgspec
 
 from backends.types import ChatMessage
 from bench_data.types import GroupTravelTask
-from cache_store.types import ToolOutcome
 from evaluator.protocols.base import EpisodeContext
 from evaluator.protocols.loop import Episode, EpisodeEnded
 from evaluator.records import EpisodeRecord
 
-from .chat import AGENT, last_outward, message, outward_messages
+from .agent_turn import MAX_REPETITIVE_TURNS, RepetitionGuard, run_agent_turn
+from .chat import AGENT, is_message, last_outward, message, outward_messages
 from .compromise import CompromiseTracker
 from .plan import is_travel_plan, parse_agent_table
 from .scheduler import (
@@ -37,45 +39,17 @@ from .scheduler import (
     next_turn,
 )
 
-PROMPT_VERSION = "grouptravelbench-v1"
+PROMPT_VERSION = "grouptravelbench-v2"
 PROMPTS = Path(__file__).with_name("prompts")
 SUMMARY_ASK = ("[moderator] Please summarise what each traveller wants so far as the group's "
                "preference table (one JSON object keyed by traveller) and name the conflicts.")
+FINAL_PLAN_ATTEMPTS = 3
 FINAL_ASK = ("[moderator] The discussion is over. Reply with only the final travel plan as "
              "one JSON object.")
 
 
 def _prompt(name: str) -> str:
     return (PROMPTS / name).read_text(encoding="utf-8").strip()
-
-
-class NoTools:
-    """The sandbox of every episode: GroupTravelBench's data ships no tool schemas."""
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        return []
-
-    async def call(self, name: str, arguments: str, *, task_time: str) -> ToolOutcome:
-        return ToolOutcome(content=json.dumps({"error": f"no tool named {name}"}),
-                           source="error", error_category="unknown_tool")
-
-    def episode(self, task: Any) -> NoTools:
-        return self
-
-    def describe(self) -> dict[str, Any]:
-        return {"tools": "none (the data ships no tool schemas)"}
-
-    def close(self) -> None:
-        pass
-
-
-class NoToolsFactory:
-    def check(self, request: Any) -> None:
-        pass
-
-    async def open(self, request: Any, simulator: Any, simulator_model: str) -> NoTools:
-        return NoTools()
 
 
 def user_system_prompt(name: str, entry: Any, compromisable: bool) -> str:
@@ -108,6 +82,8 @@ class GroupChat:
         self.agent_table: dict[str, Any] | None = None
         self.plan_generated = False
         self.regenerations = 0
+        self.guard = RepetitionGuard()
+        self.stats = {"solicited": 0, "accepted": 0, "refused": 0, "invalid": 0}
         opening = "\n".join([self.task.context, self.task.query, "", render_chat(self.history)])
         system = Template(_prompt("agent.txt")).safe_substitute(users=", ".join(self.users))
         self.episode = Episode(ctx, system, opening.strip(), task_time=self.task.time,
@@ -121,7 +97,7 @@ class GroupChat:
 
     async def agent_speaks(self, ask: str = "") -> str:
         news = [f"[{e['role']}]: {e['content']}" for e in self.history[self._seen:]
-                if e.get("role") != AGENT]
+                if is_message(e) and e.get("role") != AGENT]
         if ask:
             news.append(ask)
         last = self.episode.messages[-1]
@@ -130,8 +106,8 @@ class GroupChat:
         elif news:
             self.episode.messages.append(ChatMessage(role="user", content="\n".join(news)))
             self.episode.n_user_turns += 1
-        text = await self.episode.agent_turn(self.ctx.settings.max_steps)
-        self.history.append(message(AGENT, text))
+        text = await run_agent_turn(self.episode, self.history, self.guard,
+                                    self.ctx.settings.max_steps)
         self._seen = len(self.history)
         table = parse_agent_table(text)
         if table is not None:
@@ -144,15 +120,19 @@ class GroupChat:
         last = last_outward(self.history)
         gate = self.tracker.begin_reply(user, last[1] if last else None, self.state.events)
         tries = MAX_MENTION_PASS_RETRIES + 1 if turn.mentioned else 1
+        could_compromise = turn.mentioned and self.tracker.compromisable.get(user, False)
         while True:
             text = await self._ask_user(user, turn.mentioned)
             step = gate.submit(text)
+            if step.action == "regenerate" or step.forced and step.reason:
+                self.stats["invalid"] += 1
             if step.action == "regenerate":
                 self.regenerations += 1
                 continue
             if step.rebuild_prompt:
                 self.prompts[user] = self._user_prompt(user)
             if step.action == "commit":
+                self._count_compromise(could_compromise, step.applied)
                 self.history.append(message(user, step.text))
                 self.episode.user_messages.append(ChatMessage(role="user", content=step.text))
                 return False
@@ -160,6 +140,13 @@ class GroupChat:
             if tries <= 0:
                 return turn.mentioned
             gate = self.tracker.begin_reply(user, last[1] if last else None, self.state.events)
+
+    def _count_compromise(self, solicited: bool, applied: bool) -> None:
+        """solicited: a reply to the agent's @-mention while the user could compromise;
+        accepted: a compromise applied; refused: a solicited reply without one."""
+        self.stats["solicited"] += int(solicited)
+        self.stats["accepted"] += int(applied)
+        self.stats["refused"] += int(solicited and not applied)
 
     async def _ask_user(self, user: str, mentioned: bool) -> str:
         assert self.ctx.user is not None
@@ -179,16 +166,28 @@ class GroupChat:
             if turn.kind == "opening_summary" or turn.kind == "summary":
                 await self.agent_speaks(SUMMARY_ASK)
             elif turn.kind == "final_plan":
-                text = await self.agent_speaks(FINAL_ASK)
-                self.plan_generated = is_travel_plan(text)
-                return "plan" if self.plan_generated else "no_plan"
-            elif turn.speaker == AGENT and turn.kind == "poll":
+                return await self.final_plan()
+            elif turn.speaker == AGENT and turn.kind in ("poll", "mention"):
                 if is_travel_plan(await self.agent_speaks()):
                     self.plan_generated = True
                     return "plan"
             elif turn.kind in ("poll", "mention"):
                 exhausted = await self.user_speaks(turn)
+            if self.guard.repetitive_turns >= MAX_REPETITIVE_TURNS:
+                return "repetitive_tool_calls"
             self.state = advance(self.state, self.config, turn, pass_exhausted=exhausted)
+
+    async def final_plan(self) -> str:
+        """Rounds exhausted: the agent is told to give its plan, up to FINAL_PLAN_ATTEMPTS
+        times; "plan" when one is structurally valid, else "no_plan"."""
+        for attempt in range(1, FINAL_PLAN_ATTEMPTS + 1):
+            self.episode.extra["final_plan_attempts"] = attempt
+            if is_travel_plan(await self.agent_speaks(FINAL_ASK)):
+                self.plan_generated = True
+                return "plan"
+            if self.guard.repetitive_turns >= MAX_REPETITIVE_TURNS:
+                return "repetitive_tool_calls"
+        return "no_plan"
 
     def finish(self, termination: str, detail: str = "") -> EpisodeRecord:
         extra = self.episode.extra
@@ -196,6 +195,8 @@ class GroupChat:
                      effective=self.tracker.snapshot(), plan_generated=self.plan_generated,
                      compromises=msgspec.to_builtins(self.tracker.log),
                      compromise_counts=dict(self.tracker.counts),
+                     compromise_stats=dict(self.stats),
+                     difficulty=self.task.difficulty_type or "unknown",
                      regenerations=self.regenerations, rounds=self.state.rounds,
                      events=self.state.events)
         return self.episode.finish(termination, detail)
@@ -212,4 +213,4 @@ async def run_group_chat(ctx: EpisodeContext) -> EpisodeRecord:
     return chat.finish(termination)
 
 
-__all__ = ["PROMPT_VERSION", "NoToolsFactory", "run_group_chat"]
+__all__ = ["PROMPT_VERSION", "run_group_chat"]

@@ -139,3 +139,21 @@ def sample_path() -> Path:
         pytest.skip(f"GroupTravelBench task sample not present at {SAMPLE} "
                     "(read-only shared data beside the repository)")
     return SAMPLE
+
+
+class FakeSandbox:
+    """A tool sandbox for protocol tests: every call answers `{"ok": <name>}` and is logged."""
+
+    def __init__(self, tools: list[dict] | None = None) -> None:
+        self._tools = tools or []
+        self.calls: list[tuple[str, str]] = []
+
+    @property
+    def tools(self) -> list[dict]:
+        return self._tools
+
+    async def call(self, name: str, arguments: str, *, task_time: str):
+        from cache_store.types import ToolOutcome
+
+        self.calls.append((name, arguments))
+        return ToolOutcome(content=f'{{"ok": "{name}"}}', source="hit")
