@@ -109,6 +109,8 @@ class UnitScore(msgspec.Struct, omit_defaults=True):
     all rubrics are satisfied). None when the unit
     could not be scored (judge error). `success` applies the explicit threshold setting.
     `dims` holds per-dimension values (rubric dimensions 1..5, or rubric accuracies).
+    `labels`: benchmark-defined labels of the unit (e.g. a task's difficulty) that its report
+    section groups by.
     """
 
     unit: UnitId
@@ -122,3 +124,4 @@ class UnitScore(msgspec.Struct, omit_defaults=True):
     tool_errors: int = 0
     error_categories: dict[str, int] = msgspec.field(default_factory=dict)
     judge_error: str | None = None
+    labels: dict[str, str] = msgspec.field(default_factory=dict)

@@ -12,18 +12,20 @@ from backends.types import ChatMessage, ChatResponse, Choice, Usage
 from bench_data.types import GroupTravelTask, Task
 from evaluator.benchmarks import get
 from evaluator.benchmarks.base import JudgeInput, ScoreContext
+from evaluator.benchmarks.grouptravelbench.judges import JUDGE_KIND, META_KIND
 from evaluator.benchmarks.grouptravelbench.protocol import (
     FINAL_ASK,
     SUMMARY_ASK,
-    NoTools,
     run_group_chat,
 )
 from evaluator.benchmarks.grouptravelbench.scoring import METRICS, METRICS_VERSION
+from evaluator.benchmarks.grouptravelbench.validity import plan_validity
+from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.protocols.base import EpisodeContext, ProtocolSettings
 from evaluator.records import UnitId
 
-from .conftest import GROUP, PLAN
+from .conftest import GROUP, PLAN, FakeSandbox
 
 
 class Scripted:
@@ -71,7 +73,7 @@ USER = ["好吧 [global_constraints.avg_budget: 2500]",   # User1, @-mentioned: 
 def _run():
     agent, user = Scripted("agent", AGENT), Scripted("user", USER)
     ctx = EpisodeContext(unit=UnitId("r", "grouptravelbench/test/t1", 0, 1), task=_task(),
-                         agent=agent, sandbox=NoTools(), user=user,
+                         agent=agent, sandbox=FakeSandbox(), user=user,
                          settings=ProtocolSettings(max_steps=3))
     return asyncio.run(run_group_chat(ctx)), agent, user
 
@@ -110,7 +112,7 @@ def test_rounds_exhausted_ask_for_the_final_plan():
     user = Scripted("user", ["[pass]"] * 200)
     task = _task()
     ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=task, agent=agent,
-                         sandbox=NoTools(), user=user, settings=ProtocolSettings())
+                         sandbox=FakeSandbox(), user=user, settings=ProtocolSettings())
     record = asyncio.run(run_group_chat(ctx))
     assert record.termination == "plan" and FINAL_ASK in agent.requests[-1][-1].content
     # 15 rounds (kappa 3): opening summary, 15 polls, 4 summaries, then the final plan
@@ -131,13 +133,22 @@ class _Lookup:
 def test_the_final_plan_is_scored_by_the_rule_judge():
     record, _, _ = _run()
     bench = get("grouptravelbench")
-    assert bench.judge_kinds(record, None, None) == [METRICS]
+    settings = JudgeSettings()
+    assert bench.judge_kinds(record, None, settings) == [METRICS, JUDGE_KIND, META_KIND]
+    settings.meta_judge = False
+    assert bench.judge_kinds(record, None, settings) == [METRICS, JUDGE_KIND]
     j = bench.judges[METRICS].run(JudgeInput(record=record, task=None,
-                                             thash=trajectory_hash(record), settings=None,
+                                             thash=trajectory_hash(record), settings=settings,
                                              prompts=None, tools=None))
-    assert set(j.scores) == {"pc", "gu", "gf", "pv"} and j.judge_model == "rule"
-    unit = bench.score(record, _Lookup(j), ScoreContext(settings=None))
-    assert unit.dims == j.scores and unit.score == j.scores["pv"]
+    assert {k for k in j.scores if ":" not in k} == {"pc", "gu", "gf", "pv"}
+    assert j.judge_model == "rule"
+    counts = plan_validity(PLAN, ["User1", "User2"]).issue_counts
+    assert counts and {k[3:]: v for k, v in j.scores.items() if k.startswith("pv:")} == counts
+    unit = bench.score(record, _Lookup(j), ScoreContext(settings=settings))
+    assert {k: v for k, v in unit.dims.items() if not k.startswith("cmp:")} == j.scores
+    assert unit.score == j.scores["pv"] and "lj" not in unit.dims     # no LLM judgement yet
+    assert unit.dims["cmp:accepted"] == 1 and unit.dims["cmp:invalid"] == 1
+    assert unit.labels == {"difficulty": "unknown"}
     summary = bench.report.summarize([unit])
     assert summary.overall.tasks == 1 and "test" in summary.subsets
     assert bench.report.tables([("run", summary)])[0].rows
@@ -151,7 +162,7 @@ def test_two_accepted_compromises_rebuild_the_users_prompt_and_mentions_retry_pa
                              "行 [global_constraints.intensity.max_poi_per_day: 2]"]
                     + ["[pass]"] * 6)
     ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=_task(), agent=agent,
-                         sandbox=NoTools(), user=user, settings=ProtocolSettings())
+                         sandbox=FakeSandbox(), user=user, settings=ProtocolSettings())
     record = asyncio.run(run_group_chat(ctx))
     assert record.termination == "plan" and not agent.replies and not user.replies
     assert record.extra["compromise_counts"] == {"User1": 2, "User2": 0}

@@ -1,7 +1,9 @@
-"""GroupTravelBench end to end through the CLI against the stub server: `agentsweep run
---data grouptravelbench --data-dir ../shared/data --limit 1 --judge --report`. The stub's
-text replies never contain a plan, so the chat runs its rounds and ends at the forced final
-plan ("no_plan"); the rule judge still scores it (PC computed, plan metrics errors)."""
+"""GroupTravelBench end to end through the CLI against stub servers: `agentsweep run
+--data grouptravelbench --data-dir ../shared/data --limit 1 --judge --report`. The agent's
+stub calls `web_search` in its first turns (answered by the tool simulator: no cache ships
+with the data) and then replies text that never contains a plan, so the chat runs its
+rounds and ends after the final-plan attempts ("no_plan"); the rule judge scores it (PC
+computed, plan metrics errors) and the LLM judge and meta-judge (a schema stub) rate it."""
 
 from __future__ import annotations
 
@@ -30,9 +32,14 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 def test_one_task_runs_is_judged_and_reported(tmp_path):
     from perf.stub_server import start_stub
 
-    with start_stub("--mode", "text") as stub:
+    choice = json.dumps([["web_search", {"query": "Xian snacks"}]])
+    with start_stub("--mode", "tool", "--tool-turns", "1") as stub, \
+            start_stub("--mode", "schema") as judge:
         r = _cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
                  "1", "--engine-url", stub.url, "--out", str(tmp_path), "--name", "gtb",
+                 "--set", f'judge.endpoints=[{{base_url="{judge.url}"}}]',
+                 "--set", "judge.structured_output=true",  # the paper profile reads free text
+                 "--set", f"agent.endpoint.extra_headers={{'X-Stub-Tool-Choices' = '{choice}'}}",
                  "--judge", "--report", "--progress", "off", home=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "gtb"
@@ -40,7 +47,16 @@ def test_one_task_runs_is_judged_and_reported(tmp_path):
     assert records and {x["benchmark"] for x in records} == {"grouptravelbench"}
     rec = records[0]
     assert rec["termination"] in ("plan", "no_plan")
-    assert rec["extra"]["prompt_version"] == "grouptravelbench-v1" and rec["extra"]["chat"]
+    assert rec["extra"]["prompt_version"] == "grouptravelbench-v2" and rec["extra"]["chat"]
+    calls = [e for e in rec["extra"]["chat"] if e.get("type") == "tool_call"]
+    assert calls and calls[0]["name"] == "web_search" and rec["tool_calls"]
+    assert rec["tool_calls"][0]["source"] == "simulated"
     judgements = [json.loads(x) for x in (run / "judgements.jsonl").read_text().splitlines()]
-    assert {(j["kind"], j["judge_model"]) for j in judgements} == {("gtb_metrics", "rule")}
-    assert "GroupTravelBench" in r.stdout and "PC %" in r.stdout
+    kinds = {j["kind"]: j for j in judgements}
+    assert set(kinds) == {"gtb_metrics", "gtb_judge", "gtb_meta"}
+    assert kinds["gtb_metrics"]["judge_model"] == "rule"
+    assert kinds["gtb_judge"]["score"] is not None and len(kinds["gtb_judge"]["scores"]) == 5
+    report = json.loads((run / "report.json").read_text())
+    assert "GroupTravelBench" in r.stdout and "PC %" in r.stdout and "judge S" in r.stdout
+    assert "difficulty" in r.stdout and "compromises" in r.stdout.lower()
+    assert report

@@ -1,0 +1,191 @@
+"""GroupTravelBench's process-quality judge (five dimensions) and its meta-judge.
+
+What the judge reads, as in the reference: the request, the background, the travellers'
+names, their *original* (pre-compromise) preference tables, and the whole chat with the
+agent's tool calls (arguments) and tool results (each result cut at 2,000 characters, errors
+marked). The five dimensions and the score arithmetic are in `rubric.py`: each rating 1..5,
+normalised (r - 1) / 4; the `gtb_judge` Judgement keeps the raw ratings in `scores` and the
+normalised mean (0..1) in `score`. The meta-judge (`gtb_meta`, run when
+`judge.meta_judge` is on, as in the paper) reviews that judgement and rates it 1..5; its
+`score` is s / 5 and scoring multiplies: S = 100 x mean((r - 1) / 4) x s / 5. A failed
+meta-judge leaves S uncalibrated; a judge that never parses leaves the unit without a judge
+score (the reference drops it from the judge's statistics). A run that crashed before the
+agent said anything is rated 1 on every dimension (S = 0) without a call, and kept.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from functools import cache
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from bench_data.types import GroupTravelTask, Task
+from evaluator.benchmarks.base import JudgeInput
+from evaluator.judges.call import JudgeFailed, call_judge
+from evaluator.judges.parse import RATING_LABELS, parse_meta, parse_rubric
+from evaluator.records import EpisodeRecord, Judgement
+
+from .chat import AGENT
+from .rubric import DIMENSION_KEYS, DIMENSIONS, normalise
+
+JUDGE_KIND = "gtb_judge"
+META_KIND = "gtb_meta"
+JUDGE_VERSION = "gtb-judge-v1"
+META_VERSION = "gtb-meta-v1"
+RESULT_CHARS = 2000
+"""A tool result longer than this is cut in the judge's transcript (the reference's cut)."""
+CRASHED_NOTE = "_crashed"
+PROMPTS = Path(__file__).with_name("prompts")
+_LABEL = {i + 1: label for i, label in enumerate(RATING_LABELS)}
+
+
+@cache
+def _template(name: str) -> Template:
+    return Template((PROMPTS / name).read_text(encoding="utf-8"))
+
+
+def render_chat_for_judge(chat: list[dict[str, Any]]) -> str:
+    """Messages as `[role]: text`; an agent step with tool calls but no text as a marker
+    line; each tool call with its arguments and each result (cut, errors marked) indented;
+    one blank line after every entry."""
+    lines: list[str] = []
+    for entry in chat:
+        kind = entry.get("type", "message")
+        if kind == "message":
+            role, text = entry.get("role", "unknown"), entry.get("content") or ""
+            if role == AGENT and not text and entry.get("has_tool_calls"):
+                lines.append(f"[{AGENT}]: (calls tools, see below)")
+            elif role != AGENT or text:
+                lines.append(f"[{role}]: {text}")
+        elif kind == "tool_call":
+            args = entry.get("arguments", "")
+            if not isinstance(args, str):
+                args = json.dumps(args, ensure_ascii=False)
+            lines.append(f"  [tool call] {entry.get('name', 'unknown')}")
+            lines.append(f"  arguments: {args}")
+        elif kind == "tool_result":
+            result = str(entry.get("result", ""))
+            if len(result) > RESULT_CHARS:
+                result = result[:RESULT_CHARS] + "\n  ... (result cut)"
+            name = entry.get("name", "unknown")
+            if entry.get("error"):
+                lines.append(f"  [tool result, error] {name}: {result}")
+            else:
+                lines.append(f"  [tool result] {name}:")
+                lines.append(f"  {result}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def crashed(record: EpisodeRecord) -> bool:
+    """No agent message in the chat: the run failed before any dialogue."""
+    return not any(e.get("role") == AGENT for e in record.extra.get("chat") or [])
+
+
+def _fields(record: EpisodeRecord, task: Task | None) -> dict[str, str]:
+    payload = task.payload if task is not None else None
+    if isinstance(payload, GroupTravelTask):
+        query, context = payload.query, payload.context
+        original: Any = payload.user_preferences
+    else:
+        query, context, original = "", "", {}
+    users = record.extra.get("users") or list(original)
+    prefs = (json.dumps(original, ensure_ascii=False, indent=2) if original
+             else "(no reference preferences)")
+    return {"query": query or "(none)", "context": context or "(none)", "users": ", ".join(users),
+            "preferences": prefs,
+            "conversation": render_chat_for_judge(record.extra.get("chat") or [])}
+
+
+def judge_prompt(record: EpisodeRecord, task: Task | None) -> str:
+    dims = "\n\n".join(f"### {d.key} ({d.title})\n" + "\n".join(f"- {c}" for c in d.criteria)
+                       for d in DIMENSIONS)
+    example = json.dumps({k: {"reasoning": f"<evidence from the chat on {k}>",
+                              "rating": "<" + " | ".join(RATING_LABELS) + ">"}
+                          for k in DIMENSION_KEYS}, ensure_ascii=False)
+    return _template("judge.txt").safe_substitute(dimensions=dims, example=example,
+                                                   **_fields(record, task))
+
+
+def meta_prompt(record: EpisodeRecord, task: Task | None, judged: Judgement) -> str:
+    ratings = "\n".join(f"- {k}: {_LABEL.get(int(judged.scores[k]), judged.scores[k])}"
+                        if k in judged.scores else f"- {k}: N/A (not rated)"
+                        for k in DIMENSION_KEYS)
+    reasoning = "\n".join(f"- {k}: {v}" for k, v in judged.reasoning.items()
+                          if not k.startswith("_")) or "(none)"
+    return _template("meta_judge.txt").safe_substitute(ratings=ratings, reasoning=reasoning,
+                                                       **_fields(record, task))
+
+
+def _schema_entry() -> dict[str, Any]:
+    return {"type": "object", "properties": {"reasoning": {"type": "string"},
+                                             "rating": {"type": "string",
+                                                        "enum": list(RATING_LABELS)}},
+            "required": ["reasoning", "rating"], "additionalProperties": False}
+
+
+JUDGE_SCHEMA: dict[str, Any] = {"type": "object",
+                                "properties": {k: _schema_entry() for k in DIMENSION_KEYS},
+                                "required": list(DIMENSION_KEYS), "additionalProperties": False}
+
+
+def normalised_mean(ratings: dict[str, float]) -> float:
+    """mean((r - 1) / 4) over the rated dimensions, in [0, 1] (2-decimal percent, as the
+    reference rounds)."""
+    return normalise(sum(ratings.values()) / len(ratings)) / 100
+
+
+async def run_judge(inp: JudgeInput) -> Judgement:
+    record = inp.record
+    base = {"unit": record.unit, "trajectory_hash": inp.thash, "judge_model": inp.model,
+            "prompt_version": JUDGE_VERSION, "kind": JUDGE_KIND}
+    if crashed(record):
+        ones = {k: 1.0 for k in DIMENSION_KEYS}
+        return Judgement(**base, score=0.0, scores=ones,
+                         reasoning={CRASHED_NOTE: "no agent message: rated 1 everywhere"},
+                         created_at=time.time())
+    try:
+        verdict, attempts, raw = await call_judge(
+            inp.client, inp.model, judge_prompt(record, inp.task), schema_name=JUDGE_KIND,
+            schema=JUDGE_SCHEMA, parse=lambda text: parse_rubric(text, list(DIMENSION_KEYS)),
+            settings=inp.settings)
+    except JudgeFailed as exc:
+        return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
+                         raw=exc.raw, created_at=time.time())
+    scores = {k: float(v) for k, v in verdict.ratings.items()}
+    return Judgement(**base, score=normalised_mean(scores), scores=scores,
+                     reasoning=dict(verdict.reasoning), attempts=attempts, raw=raw,
+                     created_at=time.time())
+
+
+async def run_meta(inp: JudgeInput) -> Judgement:
+    judged = inp.audited
+    if judged is None or judged.score is None:
+        raise ValueError("the meta-judge needs a successful judgement to review")
+    record = inp.record
+    base = {"unit": record.unit, "trajectory_hash": inp.thash, "judge_model": inp.model,
+            "prompt_version": META_VERSION, "kind": META_KIND}
+    try:
+        verdict, attempts, raw = await call_judge(
+            inp.client, inp.model, meta_prompt(record, inp.task, judged),
+            schema_name=META_KIND, schema=JUDGE_SCHEMA["properties"][DIMENSION_KEYS[0]],
+            parse=parse_meta, settings=inp.settings)
+    except JudgeFailed as exc:
+        return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
+                         raw=exc.raw, created_at=time.time())
+    return Judgement(**base, score=verdict.rating / 5.0, scores={"meta": float(verdict.rating)},
+                     reasoning={"meta": verdict.reasoning}, attempts=attempts, raw=raw,
+                     created_at=time.time())
+
+
+def calibrated(judged: Judgement | None, meta: Judgement | None) -> float | None:
+    """S / 100 in [0, 1]: the normalised mean x s / 5, uncalibrated when the meta-judge
+    failed or did not run; None when the judge never gave a rating."""
+    if judged is None or judged.score is None:
+        return None
+    if meta is None or meta.score is None:
+        return judged.score
+    return round(judged.score * 100 * meta.score, 2) / 100
