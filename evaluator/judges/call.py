@@ -8,11 +8,16 @@ Retry policy:
   server does not support guided decoding. Then `JudgeFailed` (recorded as a judge error).
 - `InfrastructureError` (connection, timeout, 5xx after the client's own retries): retried up
   to `infra_attempts`, then re-raised; the caller records nothing, so a later run retries.
+- a 400 saying the prompt plus `max_tokens` exceed the model's context (a profile's answer
+  budget written for a long-context judge, on a small local one) is asked again once with
+  `max_tokens` cut to what the context leaves, without counting an attempt; the prompt is
+  never cut here (the benchmarks' context guards do that).
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -76,8 +81,11 @@ async def call_judge(
     infra_failures = 0
     raw = ""
     detail = "no attempt made"
+    cap: int | None = None  # max_tokens cut to the context after an overflow answer
     while attempts < settings.max_attempts:
         sampling = attempt_sampling(settings, attempts + 1, retry_temperature)
+        if cap is not None:
+            sampling = msgspec.structs.replace(sampling, max_tokens=cap)
         fmt = json_schema_format(schema_name, schema) if structured else None
         try:
             response = await client.chat(
@@ -90,6 +98,10 @@ async def call_judge(
             await asyncio.sleep(min(2.0 ** infra_failures, 30.0))
             continue
         except HTTPStatusError as exc:
+            fit = fitting_max_tokens(exc)
+            if cap is None and fit is not None and fit < (sampling.max_tokens or fit + 1):
+                cap = fit
+                continue
             attempts += 1
             detail = f"judge request rejected: {exc}"
             structured = False
@@ -108,6 +120,25 @@ async def call_judge(
         except JudgeParseError as exc:
             detail = f"unparseable judge output: {exc}"
     raise JudgeFailed(f"{detail} (after {attempts} attempts)", attempts, raw)
+
+
+_CONTEXT = re.compile(r"maximum context length is (\d+)")
+_INPUT = re.compile(r"(\d+) in the messages|has (\d+) input tokens|(\d+) input tokens")
+MIN_ANSWER_TOKENS = 64
+
+
+def fitting_max_tokens(exc: HTTPStatusError) -> int | None:
+    """The answer budget the context leaves, read from a 400 that says the prompt plus
+    `max_tokens` do not fit (vLLM's wording); None for any other answer, or when less than
+    MIN_ANSWER_TOKENS would be left (the prompt itself is too long)."""
+    if exc.status != 400:
+        return None
+    body = exc.body.replace(",", "")
+    ctx, used = _CONTEXT.search(body), _INPUT.search(body)
+    if ctx is None or used is None:
+        return None
+    left = int(ctx.group(1)) - int(next(g for g in used.groups() if g)) - 1
+    return left if left >= MIN_ANSWER_TOKENS else None
 
 
 def attempt_sampling(

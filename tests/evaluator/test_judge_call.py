@@ -1,0 +1,70 @@
+"""`call_judge` on a 400 that says the prompt plus max_tokens overflow the context: asked
+again once with the answer budget the context leaves, not counted as an attempt; any other
+400 is an attempt (and drops guided decoding)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from backends.errors import HTTPStatusError
+from backends.types import ChatMessage, ChatResponse, Choice, SamplingParams, Usage
+from evaluator.judges.call import JudgeFailed, call_judge, fitting_max_tokens
+from evaluator.judges.settings import JudgeSettings
+
+OLD = ("This model's maximum context length is 8192 tokens. However, you requested 34,000 "
+       "tokens (1,232 in the messages, 32,768 in the completion).")
+NEW = ("'max_tokens' or 'max_completion_tokens' is too large: 32768. This model's maximum "
+       "context length is 8192 tokens and your request has 1232 input tokens "
+       "(32768 > 8192 - 1232).")
+
+
+@pytest.mark.parametrize("body", [OLD, NEW])
+def test_the_budget_left_is_read_from_vllms_answer(body):
+    assert fitting_max_tokens(HTTPStatusError("u", 400, body)) == 8192 - 1232 - 1
+
+
+def test_other_answers_and_a_prompt_that_alone_fills_the_context_give_none():
+    assert fitting_max_tokens(HTTPStatusError("u", 400, "bad request")) is None
+    assert fitting_max_tokens(HTTPStatusError("u", 404, OLD)) is None
+    full = OLD.replace("1,232 in the messages", "8,150 in the messages")
+    assert fitting_max_tokens(HTTPStatusError("u", 400, full)) is None
+
+
+class Fake:
+    def __init__(self, limit: int, body: str = OLD) -> None:
+        self.limit, self.body = limit, body
+        self.seen: list[SamplingParams] = []
+
+    async def chat(self, messages, *, model=None, response_format=None, sampling=None):
+        self.seen.append(sampling)
+        if (sampling.max_tokens or 0) > self.limit:
+            raise HTTPStatusError("u", 400, self.body)
+        msg = ChatMessage(role="assistant", content='{"ok": 1}')
+        return ChatResponse(id="r", model="m", choices=[Choice(index=0, message=msg)],
+                            usage=Usage())
+
+    async def resolve_model(self) -> str:
+        return "m"
+
+
+def _settings(max_tokens: int) -> JudgeSettings:
+    return JudgeSettings(sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens),
+                         max_attempts=1)
+
+
+def test_an_overflowing_budget_is_cut_once_without_spending_an_attempt():
+    fake = Fake(limit=8192 - 1232 - 1)
+    value, attempts, _ = asyncio.run(call_judge(fake, "m", "p", schema_name="s", schema={},
+                                                parse=lambda t: t, settings=_settings(32768)))
+    assert value == '{"ok": 1}' and attempts == 1
+    assert [s.max_tokens for s in fake.seen] == [32768, 6959]
+
+
+def test_another_rejection_is_an_attempt():
+    fake = Fake(limit=0, body="bad request")
+    with pytest.raises(JudgeFailed, match="rejected"):
+        asyncio.run(call_judge(fake, "m", "p", schema_name="s", schema={}, parse=lambda t: t,
+                               settings=_settings(100)))
+    assert len(fake.seen) == 1
