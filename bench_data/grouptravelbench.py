@@ -62,6 +62,10 @@ def load_grouptravel_file(
         if not item.user_preferences:
             issues.append(LoadIssue(where, lineno, "user_preferences", "no group member"))
             continue
+        bad = _table_issue(item.user_preferences)
+        if bad is not None:
+            issues.append(LoadIssue(where, lineno, bad[0], bad[1]))
+            continue
         dup = first_occurrence(first_line, item.task_id, where, lineno, "task_id")
         if dup is not None:
             issues.append(dup)
@@ -86,6 +90,23 @@ def load_grouptravel_file(
     if issues and not skip_bad:
         raise TaskLoadError(issues)
     return LoadResult(tasks=tasks, issues=issues)
+
+
+def _table_issue(user_preferences: dict[str, Any]) -> tuple[str, str] | None:
+    """(field, problem) when a member's preference table does not have the shape the
+    scorers read (the typed model of the benchmark package), else None."""
+    # the benchmark package owns the typed tables; imported here, late, to validate with them
+    from evaluator.benchmarks.grouptravelbench.preferences import (
+        PreferenceTableError,
+        parse_group,
+    )
+
+    try:
+        parse_group(user_preferences)
+    except PreferenceTableError as exc:
+        field, _, problem = str(exc).partition(": ")
+        return field, problem or str(exc)
+    return None
 
 
 def is_group_file(path: Path) -> bool:
