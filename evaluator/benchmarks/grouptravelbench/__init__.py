@@ -43,7 +43,7 @@ BENCHMARK = Benchmark(
     judge_kinds=judge_kinds,
     score=score,
     report=SECTION,
-    ok_terminations=("plan", "no_plan"),
+    ok_terminations=("plan_generated", "max_turn_reached"),
     profiles=PROFILES,
     description="one agent plans a group trip in a chat with 2-6 simulated users, with 10 "
                 "cached travel tools; rule metrics PC/GU/GF/PV and a 5-dimension LLM judge",

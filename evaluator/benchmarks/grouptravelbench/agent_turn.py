@@ -11,9 +11,10 @@ outward message. Two guards stop a tool loop:
 - multiple: a pair has been called more than `MAX_SAME_CALL` times in the whole episode.
 
 Either guard, or running out of iterations, ends the loop with one more call *without tools*
-whose system prompt asks for a reply from what was gathered (the forced reply); the guards
-also mark the turn repetitive. The protocol ends the chat after `MAX_REPETITIVE_TURNS`
-repetitive agent turns in a row (termination `repetitive_tool_calls`).
+whose system prompt asks for a reply from what was gathered (the forced reply); the guard that
+fired is the turn's `RepetitionGuard.reason`. After a polled or @-mentioned agent turn the
+protocol ends the chat at once on "multiple" (`multiple_repeated_tool_calls`) and on the
+`MAX_REPETITIVE_TURNS`-th "consecutive" turn in a row (`consecutive_repeated_tool_calls`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,6 @@ class RepetitionGuard:
 
     counts: dict[tuple[str, str], int] = field(default_factory=dict)
     reason: str = ""                  # "", "consecutive" or "multiple" (the latest turn)
-    repetitive_turns: int = 0         # consecutive repetitive agent turns so far
 
     def check(self, previous: frozenset[tuple[str, str]] | None,
               calls: list[ToolCallRecord]) -> tuple[frozenset[tuple[str, str]], str]:
@@ -65,11 +65,6 @@ class RepetitionGuard:
                 return current, "multiple"
         return current, ""
 
-    def end_turn(self, reason: str) -> bool:
-        """Record a finished turn; True when the chat must end (too many repetitive turns)."""
-        self.reason = reason
-        self.repetitive_turns = self.repetitive_turns + 1 if reason else 0
-        return self.repetitive_turns >= MAX_REPETITIVE_TURNS
 
 
 def tool_entries(records: list[ToolCallRecord]) -> list[dict[str, Any]]:
@@ -85,7 +80,8 @@ def tool_entries(records: list[ToolCallRecord]) -> list[dict[str, Any]]:
 async def run_agent_turn(episode: Episode, history: list[dict[str, Any]],
                          guard: RepetitionGuard, max_iterations: int) -> str:
     """Run one agent turn on `episode` (whose last message is the news for the agent),
-    appending its entries to `history`; returns the outward reply."""
+    appending its chat entries to `history` (the caller commits them to the chat or not);
+    returns the outward reply."""
     previous: frozenset[tuple[str, str]] | None = None
     reason = ""
     for _ in range(max(1, max_iterations)):
@@ -94,7 +90,7 @@ async def run_agent_turn(episode: Episode, history: list[dict[str, Any]],
         if not msg.tool_calls:
             history.append(message(AGENT, text))
             episode.final_answer = text
-            guard.end_turn("")
+            guard.reason = ""
             return text
         history.append(message(AGENT, text, has_tool_calls=True))
         n_before = len(episode.tool_calls)
@@ -119,5 +115,5 @@ async def _forced_reply(episode: Episode, history: list[dict[str, Any]],
     episode.extra["forced_replies"] = episode.extra.get("forced_replies", 0) + 1
     history.append(message(AGENT, text))
     episode.final_answer = text
-    guard.end_turn(reason)
+    guard.reason = reason
     return text

@@ -1,14 +1,21 @@
 """GroupTravelBench's episode: one agent, one simulator per user, a scheduled group chat.
 
-The opening statements are broadcast; `scheduler.next_turn`/`advance` decide who speaks (an
-@-mentioned user, a summary every kappa rounds, else round-robin); a user's reply goes
-through `CompromiseTracker.begin_reply(...).submit(...)` (pass / commit / regenerate; the
-user's prompt is rebuilt when they stop being compromisable); the agent's final plan JSON
-ends the chat. Users see only outward messages. The agent calls the benchmark's 10 tools
-(`bench_data/grouptravelbench_tools.json`) through the cached sandbox; a turn's tool loop and
-its repetition guard are in `agent_turn`. The record's `extra` keeps the chat (tool entries
-included), the effective and the agent's preference tables, the compromise log and
-statistics and `plan_generated` for the judges.
+As the reference runs it: the opening statements are broadcast; the agent refreshes its
+preference table (an internal, tool-less call on the outward chat that never enters the
+chat) and posts an opening summary; then `scheduler.next_turn`/`advance` decide who speaks
+(an @-mentioned user, a table refresh plus summary every kappa rounds, else round-robin).
+A user's reply goes through `CompromiseTracker.begin_reply(...).submit(...)` (pass / commit /
+regenerate; the prompt is rebuilt when the user stops being compromisable). The agent's
+table is in its system prompt on every call; a polled agent reply that is a bare preference
+table is kept out of the chat (its tool steps stay) and a summary runs in its place. A plan
+JSON from the agent ends the chat ("plan_generated"); after `max_rounds` the agent is told
+to give its plan up to 3 times, only the last attempt entering the chat
+("max_turn_reached", the plan counted when valid); after a plan the table is refreshed once
+more on the chat without it. The agent calls the 10 tools through the cached sandbox
+(`agent_turn`: its tool loop and repetition guard: "multiple_repeated_tool_calls",
+"consecutive_repeated_tool_calls"). Users see only outward messages. The record's `extra`
+keeps the chat (tool entries included), the effective and the agent's preference tables, the
+compromise log and statistics and `plan_generated` for the judges.
 """
 
 from __future__ import annotations
@@ -39,10 +46,17 @@ from .scheduler import (
     next_turn,
 )
 
-PROMPT_VERSION = "grouptravelbench-v2"
+PROMPT_VERSION = "grouptravelbench-v3"
 PROMPTS = Path(__file__).with_name("prompts")
 SUMMARY_ASK = ("[moderator] Please summarise what each traveller wants so far as the group's "
                "preference table (one JSON object keyed by traveller) and name the conflicts.")
+TABLE_ASK = ("Update the group's preference table from the chat: reply with only one JSON "
+             "object keyed by traveller name, each value holding \"global_constraints\" and "
+             "\"city_specific_preferences\" with everything each traveller has said so far "
+             "(a complete snapshot: leave out what someone has withdrawn).")
+TABLE_BLOCK = "Preference table collected so far:"
+MENTIONED_NOTE = ("[moderator] You were @-mentioned: answer the question directly, without "
+                  "passing it on to someone else.")
 FINAL_PLAN_ATTEMPTS = 3
 FINAL_ASK = ("[moderator] The discussion is over. Reply with only the final travel plan as "
              "one JSON object.")
@@ -83,10 +97,12 @@ class GroupChat:
         self.plan_generated = False
         self.regenerations = 0
         self.guard = RepetitionGuard()
+        self.repetitive_turns = 0
         self.stats = {"solicited": 0, "accepted": 0, "refused": 0, "invalid": 0}
         opening = "\n".join([self.task.context, self.task.query, "", render_chat(self.history)])
-        system = Template(_prompt("agent.txt")).safe_substitute(users=", ".join(self.users))
-        self.episode = Episode(ctx, system, opening.strip(), task_time=self.task.time,
+        self.base_system = Template(_prompt("agent.txt")).safe_substitute(
+            users=", ".join(self.users))
+        self.episode = Episode(ctx, self.base_system, opening.strip(), task_time=self.task.time,
                                step_limit_text="(no reply)",
                                extra={"prompt_version": PROMPT_VERSION})
         self._seen = len(self.history)  # chat entries the agent has already been shown
@@ -95,9 +111,27 @@ class GroupChat:
         return user_system_prompt(user, self.task.user_preferences.get(user),
                                   self.tracker.compromisable.get(user, False))
 
-    async def agent_speaks(self, ask: str = "") -> str:
+    def _system(self) -> str:
+        """The agent's system prompt with its current preference table (as the reference
+        keeps it in every agent call)."""
+        table = json.dumps(self.agent_table or {}, ensure_ascii=False, indent=2)
+        return f"{self.base_system}\n\n{TABLE_BLOCK}\n{table}"
+
+    def _take_table(self, text: str) -> bool:
+        table = parse_agent_table(text)
+        if table is None or table == self.agent_table:
+            return False
+        self.agent_table = table
+        return True
+
+    async def agent_turn(self, ask: str = "", mentioned: bool = False
+                         ) -> tuple[str, list[dict[str, Any]]]:
+        """One agent turn on the chat so far; returns (reply, its chat entries) without
+        committing them (the caller decides what enters the chat)."""
         news = [f"[{e['role']}]: {e['content']}" for e in self.history[self._seen:]
                 if is_message(e) and e.get("role") != AGENT]
+        if mentioned:
+            news.append(MENTIONED_NOTE)
         if ask:
             news.append(ask)
         last = self.episode.messages[-1]
@@ -106,13 +140,54 @@ class GroupChat:
         elif news:
             self.episode.messages.append(ChatMessage(role="user", content="\n".join(news)))
             self.episode.n_user_turns += 1
-        text = await run_agent_turn(self.episode, self.history, self.guard,
-                                    self.ctx.settings.max_steps)
+        self.episode.messages[0].content = self._system()
         self._seen = len(self.history)
-        table = parse_agent_table(text)
-        if table is not None:
-            self.agent_table = table
-        return text
+        entries: list[dict[str, Any]] = []
+        text = await run_agent_turn(self.episode, entries, self.guard,
+                                    self.ctx.settings.max_steps)
+        return text, entries
+
+    def commit(self, entries: list[dict[str, Any]]) -> None:
+        self.history.extend(entries)
+        self._seen = len(self.history)
+
+    async def refresh_table(self, history: list[dict[str, Any]]) -> None:
+        """The internal preference-table update: one tool-less call on the outward chat that
+        never enters the chat (at the opening, at each summary and after a plan)."""
+        ask = f"[chat]\n{render_chat(history)}\n[end of chat]\n\n{TABLE_ASK}"
+        msgs = [ChatMessage(role="system", content=self._system()),
+                ChatMessage(role="user", content=ask)]
+        self.episode.n_agent_calls += 1
+        reply = await self.episode.call_model("agent", self.ctx.agent, msgs)
+        self.episode.extra["table_refreshes"] = self.episode.extra.get("table_refreshes", 0) + 1
+        self._take_table(reply.content or "")
+
+    async def summary(self) -> bool:
+        """The table refresh, then the summary message (which enters the chat); True when
+        the summary was a plan."""
+        await self.refresh_table(self.history)
+        text, entries = await self.agent_turn(SUMMARY_ASK)
+        self.commit(entries)
+        self._take_table(text)
+        return is_travel_plan(text)
+
+    async def agent_speaks(self, mentioned: bool) -> tuple[str, bool]:
+        """A polled or @-mentioned agent turn: ("plan" | "" , whether an extra summary ran).
+        A bare preference table (not a plan) is kept out of the chat, its tool entries
+        kept, and a summary runs in its place."""
+        text, entries = await self.agent_turn(mentioned=mentioned)
+        if self._take_table(text) and not is_travel_plan(text):
+            if self.episode.messages[-1].role == "assistant":
+                self.episode.messages.pop()  # out of the chat, so out of the agent's view
+            self.commit([e for e in entries if not is_message(e) or e.get("has_tool_calls")])
+            self.episode.extra["tables_intercepted"] = (
+                self.episode.extra.get("tables_intercepted", 0) + 1)
+            text, entries = await self.agent_turn(SUMMARY_ASK)
+            self.commit(entries)
+            self._take_table(text)
+            return ("plan" if is_travel_plan(text) else ""), True
+        self.commit(entries)
+        return ("plan" if is_travel_plan(text) else ""), False
 
     async def user_speaks(self, turn: Turn) -> bool:
         """One user speaking event; returns whether a mentioned user still passed."""
@@ -158,36 +233,74 @@ class GroupChat:
         return (reply.content or "").strip() or "[pass]"
 
     async def run(self) -> str:
+        if await self.summary():  # the opening summary, outside any round
+            return self.plan_made()
+        self.state = advance(self.state, self.config, Turn("opening_summary"))
         while True:
             turn = next_turn(self.state, self.config, self.history)
-            exhausted = False
+            exhausted = extra = False
             if turn.kind == "stop":
-                return "max_rounds"
-            if turn.kind == "opening_summary" or turn.kind == "summary":
-                await self.agent_speaks(SUMMARY_ASK)
-            elif turn.kind == "final_plan":
+                return "loop_ended"
+            if turn.kind == "final_plan":
                 return await self.final_plan()
+            if turn.kind == "summary":
+                if await self.summary():
+                    return self.plan_made()
             elif turn.speaker == AGENT and turn.kind in ("poll", "mention"):
-                if is_travel_plan(await self.agent_speaks()):
-                    self.plan_generated = True
-                    return "plan"
+                outcome, extra = await self.agent_speaks(turn.kind == "mention")
+                if outcome:
+                    return self.plan_made()
+                if not extra:
+                    stop = self.repetition_stop()
+                    if stop:
+                        return stop
             elif turn.kind in ("poll", "mention"):
                 exhausted = await self.user_speaks(turn)
-            if self.guard.repetitive_turns >= MAX_REPETITIVE_TURNS:
-                return "repetitive_tool_calls"
-            self.state = advance(self.state, self.config, turn, pass_exhausted=exhausted)
+            self.state = advance(self.state, self.config, turn, pass_exhausted=exhausted,
+                                 extra_summary=extra)
+
+    def repetition_stop(self) -> str:
+        """After a polled or @-mentioned agent turn: a call made a third time ends the chat at
+        once; a repeat inside a turn ends it on the second such turn in a row."""
+        if self.guard.reason == "multiple":
+            return "multiple_repeated_tool_calls"
+        if self.guard.reason == "consecutive":
+            self.repetitive_turns += 1
+            if self.repetitive_turns >= MAX_REPETITIVE_TURNS:
+                return "consecutive_repeated_tool_calls"
+        else:
+            self.repetitive_turns = 0
+        return ""
+
+    def plan_made(self) -> str:
+        self.plan_generated = True
+        return "plan_generated"
 
     async def final_plan(self) -> str:
         """Rounds exhausted: the agent is told to give its plan, up to FINAL_PLAN_ATTEMPTS
-        times; "plan" when one is structurally valid, else "no_plan"."""
+        times; only the last attempt enters the chat (and the agent's view). The ending is
+        "max_turn_reached" either way; a structurally valid plan counts as generated."""
+        start = len(self.episode.messages)
         for attempt in range(1, FINAL_PLAN_ATTEMPTS + 1):
             self.episode.extra["final_plan_attempts"] = attempt
-            if is_travel_plan(await self.agent_speaks(FINAL_ASK)):
+            if attempt > 1:  # the failed attempt is forgotten, as it never entered the chat
+                del self.episode.messages[start:]
+                self._seen = len(self.history)
+            text, entries = await self.agent_turn(FINAL_ASK)
+            if is_travel_plan(text):
                 self.plan_generated = True
-                return "plan"
-            if self.guard.repetitive_turns >= MAX_REPETITIVE_TURNS:
-                return "repetitive_tool_calls"
-        return "no_plan"
+                break
+        self.commit(entries)
+        return "max_turn_reached"
+
+    async def refresh_after_plan(self) -> None:
+        """The table refresh on the chat without the plan message and the tool steps that
+        led to it: what the agent knew right before it committed to the plan."""
+        end = len(self.history) - 1
+        while end > 0 and (not is_message(self.history[end - 1])
+                           or self.history[end - 1].get("has_tool_calls")):
+            end -= 1
+        await self.refresh_table(self.history[:end])
 
     def finish(self, termination: str, detail: str = "") -> EpisodeRecord:
         extra = self.episode.extra
@@ -208,6 +321,8 @@ async def run_group_chat(ctx: EpisodeContext) -> EpisodeRecord:
     chat = GroupChat(ctx)
     try:
         termination = await chat.run()
+        if chat.plan_generated:
+            await chat.refresh_after_plan()
     except EpisodeEnded as end:
         return chat.finish(end.termination, end.detail)
     return chat.finish(termination)

@@ -15,7 +15,11 @@ from evaluator.benchmarks.grouptravelbench.agent_turn import (
     call_signature,
     run_agent_turn,
 )
-from evaluator.benchmarks.grouptravelbench.protocol import render_chat, run_group_chat
+from evaluator.benchmarks.grouptravelbench.protocol import (
+    TABLE_ASK,
+    render_chat,
+    run_group_chat,
+)
 from evaluator.protocols.base import EpisodeContext, ProtocolSettings
 from evaluator.protocols.loop import Episode
 from evaluator.records import ToolCallRecord, UnitId
@@ -58,7 +62,7 @@ def test_tool_steps_enter_the_chat_hidden_from_users():
     agent = Agent([[call("web_search", query="a")], [call("maps_geo", address="b")], "done"])
     ep, history, guard = _episode(agent), [], RepetitionGuard()
     text = asyncio.run(run_agent_turn(ep, history, guard, 4))
-    assert text == "done" and guard.reason == "" and guard.repetitive_turns == 0
+    assert text == "done" and guard.reason == ""
     kinds = [(e["type"], e.get("name") or e.get("content")) for e in history]
     assert kinds == [("message", ""), ("tool_call", "web_search"), ("tool_result", "web_search"),
                      ("message", ""), ("tool_call", "maps_geo"), ("tool_result", "maps_geo"),
@@ -74,7 +78,7 @@ def test_the_same_call_in_consecutive_iterations_forces_a_reply_without_tools():
                    "forced"])
     ep, history, guard = _episode(agent), [], RepetitionGuard()
     text = asyncio.run(run_agent_turn(ep, history, guard, 20))
-    assert text == "forced" and guard.reason == "consecutive" and guard.repetitive_turns == 1
+    assert text == "forced" and guard.reason == "consecutive"
     last, with_tools = agent.requests[-1]
     assert not with_tools and last[0].content.endswith(FORCED_REPLY)
     assert ep.messages[0].content == "system"               # the episode's prompt unchanged
@@ -98,7 +102,7 @@ def test_running_out_of_iterations_forces_a_reply_but_is_not_repetitive():
     agent = Agent([[call("web_search", query=str(i))] for i in range(3)] + ["forced"])
     guard = RepetitionGuard()
     text = asyncio.run(run_agent_turn(_episode(agent), [], guard, 3))
-    assert text == "forced" and guard.reason == "" and guard.repetitive_turns == 0
+    assert text == "forced" and guard.reason == ""
     assert not agent.requests[-1][1]
 
 
@@ -108,14 +112,45 @@ def test_signature_of_unparseable_arguments_is_the_raw_text():
     assert call_signature(rec) == ("x", "{oops")
 
 
-def test_two_repetitive_agent_turns_in_a_row_end_the_chat():
-    loop = [call("web_search", query="same")]
-    agent = Agent([loop, loop, "summary one", loop, loop, "reply two"])
-    user = Scripted("user", ["[pass]"] * 10)
+class TableAgent(Agent):
+    """Answers the protocol's internal table refreshes with an empty table."""
+
+    async def complete(self, messages, **kw):
+        if TABLE_ASK in (messages[-1].content or ""):
+            msg = ChatMessage(role="assistant", content="{}")
+            return ChatResponse(id="r", model="fake", choices=[Choice(index=0, message=msg)],
+                                usage=Usage())
+        return await super().complete(messages, **kw)
+
+
+def _chat(script: list) -> tuple:
+    agent = TableAgent(script)
+    user = Scripted("user", ["[pass]"] * 40)
     ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=_task(), agent=agent,
                          sandbox=FakeSandbox(), user=user, settings=ProtocolSettings(max_steps=20))
-    record = asyncio.run(run_group_chat(ctx))
-    # the opening summary repeats web_search (consecutive), then the agent's first poll
-    # repeats it again (the third call in the episode): two repetitive turns
-    assert record.termination == "repetitive_tool_calls"
-    assert record.extra["forced_replies"] == 2 and not agent.script
+    return asyncio.run(run_group_chat(ctx)), agent
+
+
+def test_two_agent_turns_in_a_row_with_a_repeat_inside_end_the_chat():
+    loop = [call("web_search", query="same")]
+    other = [call("maps_geo", address="x")]
+    # the opening summary repeats a call (not checked there); the first poll repeats another
+    # (1 of 2); the second poll repeats a third one: two in a row
+    third = [call("maps_weather", location="x", date="2025-09-01")]
+    record, agent = _chat([loop, loop, "summary", other, other, "reply 1",
+                           third, third, "reply 2"])
+    assert record.termination == "consecutive_repeated_tool_calls" and not agent.script
+    assert record.extra["forced_replies"] == 3
+
+
+def test_a_normal_agent_turn_in_between_resets_the_count():
+    a, b = [call("web_search", query="a")], [call("maps_geo", address="b")]
+    record, agent = _chat(["summary", a, a, "reply 1", "plain reply", b, b, "reply 2",
+                           '{"days": [{"day": 1, "city_segments": [{"type": "city_block"}]}]}'])
+    assert record.termination == "plan_generated" and not agent.script
+
+
+def test_a_call_made_a_third_time_ends_the_chat_at_once():
+    a = [call("web_search", query="a")]
+    record, agent = _chat(["summary", a, "reply 1", a, "reply 2", a, "forced"])
+    assert record.termination == "multiple_repeated_tool_calls" and not agent.script

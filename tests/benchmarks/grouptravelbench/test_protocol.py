@@ -16,6 +16,7 @@ from evaluator.benchmarks.grouptravelbench.judges import JUDGE_KIND, META_KIND
 from evaluator.benchmarks.grouptravelbench.protocol import (
     FINAL_ASK,
     SUMMARY_ASK,
+    TABLE_ASK,
     run_group_chat,
 )
 from evaluator.benchmarks.grouptravelbench.scoring import METRICS, METRICS_VERSION
@@ -29,12 +30,22 @@ from .conftest import GROUP, PLAN, FakeSandbox
 
 
 class Scripted:
-    def __init__(self, role: str, replies: list[str]) -> None:
+    """Replies from a script; the agent's internal table refreshes (TABLE_ASK) are answered
+    with `table` and logged in `refreshes` without using the script."""
+
+    def __init__(self, role: str, replies: list[str], table: dict | None = None) -> None:
         self.role, self.model = role, "fake"
         self.replies = list(replies)
         self.requests: list[list[ChatMessage]] = []
+        self.refreshes: list[list[ChatMessage]] = []
+        self.table = table or {}
 
     async def complete(self, messages, *, tools=None, tool_choice=None, response_format=None):
+        if TABLE_ASK in (messages[-1].content or ""):
+            self.refreshes.append(copy.deepcopy(list(messages)))
+            msg = ChatMessage(role="assistant", content=json.dumps(self.table))
+            return ChatResponse(id="r", model="fake", choices=[Choice(index=0, message=msg)],
+                                usage=Usage())
         self.requests.append(copy.deepcopy(list(messages)))
         assert self.replies, f"{self.role}: script exhausted"
         msg = ChatMessage(role="assistant", content=self.replies.pop(0))
@@ -80,7 +91,7 @@ def _run():
 
 def test_the_chat_follows_the_schedule_and_ends_with_the_plan():
     record, agent, user = _run()
-    assert record.termination == "plan" and not agent.replies and not user.replies
+    assert record.termination == "plan_generated" and not agent.replies and not user.replies
     chat = record.extra["chat"]
     said = [(e["role"], e["content"]) for e in chat]
     assert said[:4] == [("User1", "我想去西安"), ("User2", "我也想去"), ("Agent", AGENT[0]),
@@ -114,10 +125,31 @@ def test_rounds_exhausted_ask_for_the_final_plan():
     ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=task, agent=agent,
                          sandbox=FakeSandbox(), user=user, settings=ProtocolSettings())
     record = asyncio.run(run_group_chat(ctx))
-    assert record.termination == "plan" and FINAL_ASK in agent.requests[-1][-1].content
+    # a plan given after the rounds ran out still ends as "max_turn_reached" (the reference's
+    # forced finish), but it is a plan: scored as generated, and the table refreshed after it
+    assert record.termination == "max_turn_reached" and record.extra["plan_generated"]
+    assert FINAL_ASK in agent.requests[-1][-1].content
     # 15 rounds (kappa 3): opening summary, 15 polls, 4 summaries, then the final plan
     summaries = sum(SUMMARY_ASK in r[-1].content for r in agent.requests)
     assert record.extra["rounds"] == 15 and summaries == 5  # the opening one, then every 3
+    # a table refresh before each summary and one after the plan, on the chat without it
+    assert len(agent.refreshes) == 6 and record.extra["table_refreshes"] == 6
+    assert '"days"' not in agent.refreshes[-1][-1].content
+
+
+def test_a_failed_final_plan_is_asked_again_and_only_the_last_attempt_stays():
+    agent = Scripted("agent", ["你们好"] + ["嗯。"] * 15 + ["no plan 1", "no plan 2", "no plan 3"])
+    user = Scripted("user", ["[pass]"] * 200)
+    ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=_task(), agent=agent,
+                         sandbox=FakeSandbox(), user=user, settings=ProtocolSettings())
+    record = asyncio.run(run_group_chat(ctx))
+    assert record.termination == "max_turn_reached" and not record.extra["plan_generated"]
+    assert record.extra["final_plan_attempts"] == 3 and not agent.replies
+    said = [e["content"] for e in record.extra["chat"] if e.get("role") == "Agent"]
+    assert said[-1] == "no plan 3" and "no plan 1" not in said and "no plan 2" not in said
+    # each attempt saw the same chat: the failed attempt is not in the next one's view
+    assert "no plan 1" not in str(agent.requests[-1])
+    assert len(agent.refreshes) == 5                            # no refresh without a plan
 
 
 class _Lookup:
@@ -164,7 +196,7 @@ def test_two_accepted_compromises_rebuild_the_users_prompt_and_mentions_retry_pa
     ctx = EpisodeContext(unit=UnitId("r", "k", 0, 1), task=_task(), agent=agent,
                          sandbox=FakeSandbox(), user=user, settings=ProtocolSettings())
     record = asyncio.run(run_group_chat(ctx))
-    assert record.termination == "plan" and not agent.replies and not user.replies
+    assert record.termination == "plan_generated" and not agent.replies and not user.replies
     assert record.extra["compromise_counts"] == {"User1": 2, "User2": 0}
     systems = [r[0].content for r in user.requests]
     assert "willing to compromise" in systems[0] and "willing to compromise" in systems[2]

@@ -2,7 +2,7 @@
 --data grouptravelbench --data-dir ../shared/data --limit 1 --judge --report`. The agent's
 stub calls `web_search` in its first turns (answered by the tool simulator: no cache ships
 with the data) and then replies text that never contains a plan, so the chat runs its
-rounds and ends after the final-plan attempts ("no_plan"); the rule judge scores it (PC
+rounds and ends after the final-plan attempts ("max_turn_reached", no plan); the rule judge scores it (PC
 computed, plan metrics errors) and the LLM judge and meta-judge (a schema stub) rate it."""
 
 from __future__ import annotations
@@ -46,8 +46,8 @@ def test_one_task_runs_is_judged_and_reported(tmp_path):
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
     assert records and {x["benchmark"] for x in records} == {"grouptravelbench"}
     rec = records[0]
-    assert rec["termination"] in ("plan", "no_plan")
-    assert rec["extra"]["prompt_version"] == "grouptravelbench-v2" and rec["extra"]["chat"]
+    assert rec["termination"] == "max_turn_reached" and not rec["extra"]["plan_generated"]
+    assert rec["extra"]["prompt_version"] == "grouptravelbench-v3" and rec["extra"]["chat"]
     calls = [e for e in rec["extra"]["chat"] if e.get("type") == "tool_call"]
     assert calls and calls[0]["name"] == "web_search" and rec["tool_calls"]
     assert rec["tool_calls"][0]["source"] == "simulated"
