@@ -22,12 +22,37 @@ from tests.evaluator.test_sweep import REPO, _comparable, _grid, _records
 CELLS = {"cold__all": 6, "cold__first2": 4, "warm__all": 6, "warm__first2": 4}
 
 
-def _sweep(*args: str, home: Path) -> subprocess.Popen[str]:
-    env = dict(os.environ, AGENTSWEEP_HOME=str(home), RAY_AUTH_MODE="disabled")
-    env.pop("AGENTSWEEP_PLUGINS", None)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.Popen([sys.executable, "-m", "evaluator.cli", "sweep", *args], cwd=REPO,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+class Sweep:
+    """`agentsweep sweep ARGS` in the background, its output in files (a pipe nobody reads
+    while Ray forwards its workers' logs could fill up and block the driver)."""
+
+    def __init__(self, *args: str, home: Path) -> None:
+        env = dict(os.environ, AGENTSWEEP_HOME=str(home), RAY_AUTH_MODE="disabled")
+        env.pop("AGENTSWEEP_PLUGINS", None)
+        env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+        n = len(list(home.glob("sweep-*.out")))
+        self.out, self.err = home / f"sweep-{n}.out", home / f"sweep-{n}.err"
+        with self.out.open("w") as out, self.err.open("w") as err:
+            self.proc = subprocess.Popen([sys.executable, "-m", "evaluator.cli", "sweep", *args],
+                                         cwd=REPO, env=env, stdout=out, stderr=err, text=True)
+
+    def poll(self) -> int | None:
+        return self.proc.poll()
+
+    def kill(self) -> None:
+        self.proc.kill()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        self.proc.wait(timeout=timeout)
+        return self.out.read_text(), self.err.read_text()
+
+
+def _sweep(*args: str, home: Path) -> Sweep:
+    return Sweep(*args, home=home)
 
 
 def _runner_pids() -> list[int]:
@@ -38,6 +63,16 @@ def _runner_pids() -> list[int]:
         if any("CellRunner" in part for part in (p.info["cmdline"] or [])):
             pids.append(p.pid)
     return pids
+
+
+def _an_episode_file_has(root: Path, lines: int) -> bool:
+    for f in root.glob("*/episodes.jsonl"):
+        try:
+            if f.read_bytes().count(b"\n") >= lines:
+                return True
+        except FileNotFoundError:
+            pass
+    return False
 
 
 def test_the_lease_table():
@@ -67,20 +102,26 @@ def test_a_grid_on_ray_equals_the_local_run_and_survives_a_killed_runner(tmp_pat
         assert p.returncode == 0, err
         grid = _grid(tmp_path / "ray.toml", tmp_path / "ray", agent.url, judge.url)
         p = _sweep(str(grid), "--ray", "local", "--lease-timeout", "30", home=tmp_path)
-        first = tmp_path / "ray" / "g" / "cold__all" / "episodes.jsonl"
-        deadline = time.monotonic() + 180
-        while not (first.exists() and first.read_bytes().count(b"\n") >= 2):
-            assert p.poll() is None, p.communicate()
-            assert time.monotonic() < deadline, "the first cell never wrote two episodes"
+        # a bound on a stuck cluster, not a timing assertion: a loaded 2-core CI machine
+        # starts Ray slowly, so it is generous, and the sweep's own output is shown if hit
+        deadline = time.monotonic() + 600
+        while not _an_episode_file_has(tmp_path / "ray" / "g", 2):
+            if p.poll() is not None or time.monotonic() > deadline:
+                p.kill()
+                out, err = p.communicate()
+                pytest.fail(f"no cell wrote two episodes (exit {p.returncode}):\n{err[-4000:]}")
             time.sleep(0.02)
         pids = _runner_pids()
         assert pids, "no cell runner process found"
         for pid in pids:
             os.kill(pid, signal.SIGKILL)
-        out, err = p.communicate(timeout=300)
+        out, err = p.communicate(timeout=600)
     assert p.returncode == 0, err
-    back = re.search(r"runner-1 failed \(ActorDiedError.*cells back in the queue: (\S+)", err)
-    assert back and back.group(1) in CELLS, err  # the killed runner's cell was resumed
+    # the killed runner is replaced; the cell it held (none when it was between two leases)
+    # goes back to the queue and is resumed
+    back = re.search(r"runner-1 failed \((?:ActorDiedError|RayActorError|ActorUnavailableError)"
+                     r".*cells back in the queue: (\S+)", err)
+    assert back and back.group(1) in (*CELLS, "none"), err
     for name, units in CELLS.items():
         ray_records = _records(tmp_path / "ray" / "g" / name)
         counts = Counter((r["unit"]["task"], r["unit"]["trial"]) for r in ray_records)
