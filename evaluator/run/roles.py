@@ -35,7 +35,7 @@ class RoleEndpoint:
     """What the roles of one kind share across episodes (one per role per run)."""
 
     __slots__ = ("admission", "client", "counters", "model", "role", "routed", "sampling",
-                 "send_priority")
+                 "seeds", "send_priority")
 
     def __init__(
         self,
@@ -47,8 +47,10 @@ class RoleEndpoint:
         counters: Counters,
         send_priority: bool = False,
         routed: bool = False,
+        seeds: bool = True,
     ) -> None:
         self.role = role
+        self.seeds = seeds  # per-unit sampling seeds are sent (see RoleInfo.seeds)
         self.routed = routed  # client is a backends.router.Router
         self.client = client
         self.model = model
@@ -59,7 +61,8 @@ class RoleEndpoint:
 
     def for_episode(self, ticket: EpisodeTicket, seed: int | None = None) -> ModelRole:
         sampling = self.sampling
-        if seed is not None and sampling.seed is None and (sampling.temperature or 0.0) > 0.0:
+        if (seed is not None and self.seeds and sampling.seed is None
+                and (sampling.temperature or 0.0) > 0.0):
             sampling = msgspec.structs.replace(sampling, seed=seed)
         return ModelRole(self, ticket, sampling)
 
