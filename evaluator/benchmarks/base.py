@@ -167,6 +167,26 @@ class ReportSection:
     judge_lines: Callable[[Any], list[str]] = lambda summary: []
 
 
+# ------------------------------------------------------------------ domains
+
+
+@dataclass(frozen=True)
+class DomainChoice:
+    """What `agentsweep run --domain` (config `data.domains`) means for a benchmark.
+
+    subsets: the subsets whose tasks run when the run names none.
+    describe: what the domains give the episodes (tools, merged state), for the manifest.
+    """
+
+    subsets: tuple[str, ...]
+    describe: Mapping[str, Any] = field(default_factory=dict)
+
+
+DomainsFn = Callable[[tuple[str, ...], tuple[str, ...]], DomainChoice]
+"""(the domains given, the subsets the dataset has) -> DomainChoice; ValueError (one line)
+for a domain list the benchmark does not accept."""
+
+
 def mean_unit_score(units: list[UnitScore], subset: str = "") -> float | None:
     """The default subset score: the mean unit score over the scored units."""
     scored = [u.score for u in units if u.score is not None]
@@ -204,6 +224,7 @@ class Benchmark:
     prompts: the roles of the benchmark's prompt sets (None: no prompt sets).
     prompt_importer: `agentsweep prompts import` for the benchmark's released prompts:
         (checkout, out dir or None, set name, force) -> (out dir, manifest).
+    domains: what `--domain` means (None: the benchmark has no domains; the flag is refused).
     """
 
     name: str
@@ -223,6 +244,7 @@ class Benchmark:
     prompts: PromptRoles | None = None
     prompt_importer: Callable[..., tuple[Path, dict[str, Any]]] | None = None
     description: str = ""
+    domains: DomainsFn | None = None
 
     def __post_init__(self) -> None:
         if self.name != self.data.benchmark:

@@ -38,7 +38,7 @@ from evaluator.records import EpisodeRecord, Judgement, UnitScore
 from evaluator.scoring import base_unit_score
 
 from .env.database import SUBSET_DOMAINS
-from .environment import ENVIRONMENT
+from .environment import ENVIRONMENT, select_domains
 from .protocol import TERMINATIONS, run_episode
 from .settings import PROFILES
 
@@ -126,6 +126,7 @@ BENCHMARK = Benchmark(
     report=ReportSection(summarize=summarize, judge_lines=judge_lines),
     ok_terminations=TERMINATIONS,
     profiles=PROFILES,
+    domains=select_domains,
     description="stateful life-service tools (delivery, in-store, travel agency, cross-domain) "
                 "with a simulated user, judged by the sliding-window rubric evaluator",
 )
