@@ -159,12 +159,16 @@ class ReportSection:
         Markdown, HTML).
     plots: the same -> inline SVG plots for the HTML report.
     judge_lines: one run's summary -> lines of `agentsweep judge`'s score summary.
+    episodes: the report calls `summarize(units, episodes)` with the benchmark's episode stats
+        (`evaluator.report.load.EpisodeStat`: termination, per-tool calls and errors), also
+        for episodes not scored yet; `agentsweep judge` still calls `summarize(units)`.
     """
 
-    summarize: Callable[[list[UnitScore]], Any]
+    summarize: Callable[..., Any]
     tables: Callable[[list[tuple[str, Any]]], list[Table]] = lambda runs: []
     plots: Callable[[list[tuple[str, Any]]], list[str]] = lambda runs: []
     judge_lines: Callable[[Any], list[str]] = lambda summary: []
+    episodes: bool = False
 
 
 # ------------------------------------------------------------------ domains

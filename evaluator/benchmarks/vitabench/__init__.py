@@ -5,6 +5,7 @@
     protocols     protocol.py, prompting.py      greeting, user simulator, agent tool loop
     judges        (generic) sliding_window.py    the rubric sliding-window evaluator
     scoring       here                           all rubrics satisfied; max_steps scores 0
+    report        report.py                      Avg@k/Pass@k/Pass^k per domain, rubrics, tools
     settings      settings.py                    the paper profile
     prompts       prompts/                       agent and user-simulator system prompts
 
@@ -12,8 +13,6 @@ See docs/vitabench.md.
 """
 
 from __future__ import annotations
-
-import msgspec
 
 from bench_data.types import Task
 from bench_data.vitabench import FORMAT
@@ -40,6 +39,7 @@ from evaluator.scoring import base_unit_score
 from .env.database import SUBSET_DOMAINS
 from .environment import ENVIRONMENT, select_domains
 from .protocol import TERMINATIONS, run_episode
+from .report import judge_lines, plots, summarize, tables
 from .settings import PROFILES
 
 
@@ -83,33 +83,6 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
     return base
 
 
-class RubricSummary(msgspec.Struct):
-    """Units, scored units, successes (every rubric satisfied) and the mean rubric accuracy."""
-
-    n_units: int
-    n_scored: int
-    successes: int
-    rubric_accuracy: float | None
-
-
-def summarize(units: list[UnitScore]) -> RubricSummary | None:
-    if not units:
-        return None
-    scored = [u for u in units if u.score is not None]
-    acc = [u.dims["rubric_accuracy"] for u in scored if "rubric_accuracy" in u.dims]
-    return RubricSummary(n_units=len(units), n_scored=len(scored),
-                         successes=sum(1 for u in scored if u.success),
-                         rubric_accuracy=sum(acc) / len(acc) if acc else None)
-
-
-def judge_lines(s: RubricSummary) -> list[str]:
-    line = (f"  rubric tasks: success {s.successes}/{s.n_scored} scored "
-            f"({s.n_units - s.n_scored} unscored)")
-    if s.rubric_accuracy is not None:
-        line += f", rubric accuracy {100 * s.rubric_accuracy:.1f}%"
-    return [line]
-
-
 BENCHMARK = Benchmark(
     name="vitabench",
     title="VitaBench",
@@ -123,7 +96,8 @@ BENCHMARK = Benchmark(
         pass_threshold=1.0)},
     judge_kinds=judge_kinds,
     score=score_record,
-    report=ReportSection(summarize=summarize, judge_lines=judge_lines),
+    report=ReportSection(summarize=summarize, tables=tables, plots=plots,
+                         judge_lines=judge_lines, episodes=True),
     ok_terminations=TERMINATIONS,
     profiles=PROFILES,
     domains=select_domains,
