@@ -30,15 +30,14 @@ _ID_PREFIX = {"delivery": "OT", "hotel": "OO", "attraction": "OO", "flight": "OO
 
 class Table(Generic[V]):
     """A mapping view: base (shared, never written) + overlay (this episode's writes). The
-    overlay's dicts are made on the first write, so a table an episode only reads costs one
-    small object."""
+    overlay is one dict made on the first write, so a table an episode only reads costs one
+    small object; its keys the base lacks are the new keys, in the order first written."""
 
-    __slots__ = ("_base", "_new", "_over")
+    __slots__ = ("_base", "_over")
 
     def __init__(self, base: Mapping[str, V]) -> None:
         self._base = base
         self._over: dict[str, V] | None = None
-        self._new: dict[str, None] | None = None  # keys the base lacks, in insertion order
 
     def __contains__(self, key: object) -> bool:
         return (self._over is not None and key in self._over) or key in self._base
@@ -57,18 +56,20 @@ class Table(Generic[V]):
 
     def __setitem__(self, key: str, value: V) -> None:
         if self._over is None:
-            self._over, self._new = {}, {}
-        if key not in self._base and key not in self._over:
-            self._new[key] = None  # type: ignore[index]
-        self._over[key] = value
+            self._over = {}
+        self._over[key] = value  # a rewritten key keeps its place, as in a dict
+
+    def _new_keys(self) -> Iterator[str]:
+        if self._over:
+            base = self._base
+            yield from (k for k in self._over if k not in base)
 
     def __len__(self) -> int:
-        return len(self._base) + (len(self._new) if self._new else 0)
+        return len(self._base) + sum(1 for _ in self._new_keys())
 
     def keys(self) -> Iterator[str]:
         yield from self._base
-        if self._new:
-            yield from self._new
+        yield from self._new_keys()
 
     __iter__ = keys
 
