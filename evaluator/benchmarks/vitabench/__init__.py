@@ -14,6 +14,8 @@ See docs/vitabench.md.
 
 from __future__ import annotations
 
+import json
+
 from bench_data.types import Task
 from bench_data.vitabench import FORMAT
 from evaluator.benchmarks.base import (
@@ -30,8 +32,8 @@ from evaluator.judges.sliding_window import (
     SLIDING_WINDOW_KIND,
     judge_sliding_window,
     llm_window_judge,
+    settings_version,
 )
-from evaluator.judges.sliding_window import prompt_version as window_version
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement, UnitScore
 from evaluator.scoring import base_unit_score
@@ -43,9 +45,21 @@ from .report import judge_lines, plots, summarize, tables
 from .settings import PROFILES
 
 
+def final_state(record: EpisodeRecord) -> str:
+    """What `judge.window_final_state` shows the judge: the database records the episode
+    created or changed (`extra["db_changes"]`, per table) as JSON; the rest of the database
+    is as the task file gives it."""
+    changes = record.extra.get("db_changes") or {}
+    if not changes:
+        return "No database records were created or changed."
+    return ("Database records created or changed (per table, as they were left):\n"
+            + json.dumps(changes, ensure_ascii=False, sort_keys=False))
+
+
 async def _window(inp: JudgeInput) -> Judgement:
     assert inp.task is not None
-    judge = llm_window_judge(inp.task, inp.client, inp.model, inp.settings)
+    judge = llm_window_judge(inp.task, inp.client, inp.model, inp.settings,
+                             final_state(inp.record))
     return await judge_sliding_window(inp.record, inp.task, judge, inp.model, inp.settings,
                                       inp.thash)
 
@@ -67,8 +81,7 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
         base.score = 0.0
         base.success = False
         return base
-    j = index.get(trajectory_hash(record), SLIDING_WINDOW_KIND,
-                  window_version(s.window_turns, s.window_overlap))
+    j = index.get(trajectory_hash(record), SLIDING_WINDOW_KIND, settings_version(s))
     if j is None:
         base.judge_error = "not judged"
         return base
@@ -90,8 +103,7 @@ BENCHMARK = Benchmark(
     protocols={subset: run_episode for subset in SUBSET_DOMAINS},
     environment=ENVIRONMENT,
     judges={SLIDING_WINDOW_KIND: JudgeSpec(
-        kind=SLIDING_WINDOW_KIND, version=lambda s, p: window_version(s.window_turns,
-                                                                       s.window_overlap),
+        kind=SLIDING_WINDOW_KIND, version=lambda s, p: settings_version(s),
         run=_window, prompt_files=("../../judges/prompts/sliding_window.txt",),
         pass_threshold=1.0)},
     judge_kinds=judge_kinds,
