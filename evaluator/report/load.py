@@ -195,6 +195,10 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str
     prompts = manifest.get("prompt_set")
     if isinstance(prompts, dict) and prompts.get("name"):
         info["prompts"] = f"{prompts['name']} {prompts.get('digest', '')}".strip()
+    domains = manifest.get("domains")  # agentsweep run --domain
+    if isinstance(domains, dict) and isinstance(domains.get("given"), list):
+        info["domains"] = ",".join(map(str, domains["given"])) + (
+            " (merged)" if domains.get("merged") else "")
     sandbox = manifest.get("sandbox")
     if isinstance(sandbox, dict) and sandbox.get("validation"):
         info["tool validation"] = str(sandbox["validation"])

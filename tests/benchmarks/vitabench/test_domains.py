@@ -160,6 +160,9 @@ def test_cross_domain_run_against_the_stub(tmp_path: Path):
     assert manifest["subsets"] == {"delivery": 1, "instore": 1}
     records = [json.loads(x) for x in (run_dir / "episodes.jsonl").read_text().splitlines()]
     assert sorted(r["subset"] for r in records) == ["delivery", "instore"]
+    from evaluator.report.load import load_run
+
+    assert load_run(run_dir).info["domains"] == "delivery,instore (merged)"
     for rec in records:
         assert [(c["name"], c["source"]) for c in rec["tool_calls"]] == \
             [("instore_shop_search_recommend", "live")]
