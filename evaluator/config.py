@@ -53,6 +53,9 @@ class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True)
     benchmark: read the data as this registered benchmark's ("" = the benchmark the data is
         recognised as; `agentsweep run --bench NAME`).
     subsets: subsets of the benchmark to run (`agentsweep data list` shows them); empty = all.
+    domains: domains of a benchmark that declares them (`agentsweep run --domain A,B`): the
+        benchmark says which subsets they select (when `subsets` is empty) and what tools and
+        state its episodes get (several domains: one merged environment); empty = none.
     limit: at most this many tasks per subset (0 = all).
     data_dir: where the real benchmark files live (empty = the loader's default lookup).
     skip_bad: skip malformed task records (they are listed in the manifest) instead of failing.
@@ -61,6 +64,7 @@ class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True)
     dataset: str = "sample"
     benchmark: str = ""
     subsets: list[str] = msgspec.field(default_factory=list)
+    domains: list[str] = msgspec.field(default_factory=list)
     limit: int = 0
     data_dir: str = ""
     skip_bad: bool = False

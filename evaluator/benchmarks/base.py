@@ -159,12 +159,36 @@ class ReportSection:
         Markdown, HTML).
     plots: the same -> inline SVG plots for the HTML report.
     judge_lines: one run's summary -> lines of `agentsweep judge`'s score summary.
+    episodes: the report calls `summarize(units, episodes)` with the benchmark's episode stats
+        (`evaluator.report.load.EpisodeStat`: termination, per-tool calls and errors), also
+        for episodes not scored yet; `agentsweep judge` still calls `summarize(units)`.
     """
 
-    summarize: Callable[[list[UnitScore]], Any]
+    summarize: Callable[..., Any]
     tables: Callable[[list[tuple[str, Any]]], list[Table]] = lambda runs: []
     plots: Callable[[list[tuple[str, Any]]], list[str]] = lambda runs: []
     judge_lines: Callable[[Any], list[str]] = lambda summary: []
+    episodes: bool = False
+
+
+# ------------------------------------------------------------------ domains
+
+
+@dataclass(frozen=True)
+class DomainChoice:
+    """What `agentsweep run --domain` (config `data.domains`) means for a benchmark.
+
+    subsets: the subsets whose tasks run when the run names none.
+    describe: what the domains give the episodes (tools, merged state), for the manifest.
+    """
+
+    subsets: tuple[str, ...]
+    describe: Mapping[str, Any] = field(default_factory=dict)
+
+
+DomainsFn = Callable[[tuple[str, ...], tuple[str, ...]], DomainChoice]
+"""(the domains given, the subsets the dataset has) -> DomainChoice; ValueError (one line)
+for a domain list the benchmark does not accept."""
 
 
 def mean_unit_score(units: list[UnitScore], subset: str = "") -> float | None:
@@ -204,6 +228,7 @@ class Benchmark:
     prompts: the roles of the benchmark's prompt sets (None: no prompt sets).
     prompt_importer: `agentsweep prompts import` for the benchmark's released prompts:
         (checkout, out dir or None, set name, force) -> (out dir, manifest).
+    domains: what `--domain` means (None: the benchmark has no domains; the flag is refused).
     """
 
     name: str
@@ -223,6 +248,7 @@ class Benchmark:
     prompts: PromptRoles | None = None
     prompt_importer: Callable[..., tuple[Path, dict[str, Any]]] | None = None
     description: str = ""
+    domains: DomainsFn | None = None
 
     def __post_init__(self) -> None:
         if self.name != self.data.benchmark:

@@ -26,6 +26,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--trials", type=int, help="trials per task")
     p.add_argument("--subset", action="append", metavar="NAME",
                    help="subset to run (repeatable, or comma-separated)")
+    p.add_argument("--domain", action="append", metavar="A[,B]",
+                   help="domains of a benchmark that has them (comma-separated or repeatable): "
+                   "the benchmark picks the subsets (unless --subset names them) and the tools "
+                   "and state of each episode; several domains = one merged environment")
     p.add_argument("--limit", type=int, help="at most N tasks per subset")
     p.add_argument("--concurrency", type=int, help="episodes in flight at most")
     p.add_argument("--data", metavar="NAME_OR_PATH", help="dataset name or path")
@@ -61,7 +65,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
     """CLI flags -> (dotted key, value, flag) in the order they apply."""
-    from evaluator.config import parse_override
+    from evaluator.config import ConfigError, parse_override
 
     out: list[tuple[str, Any, str]] = []
     simple = (("trials", "trials"), ("limit", "data.limit"), ("concurrency", "concurrency"),
@@ -79,6 +83,13 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
     if args.subset:
         subsets = [s.strip() for item in args.subset for s in item.split(",") if s.strip()]
         out.append(("data.subsets", subsets, "--subset"))
+    if getattr(args, "domain", None):
+        from evaluator.run.domains import split_domains
+
+        try:
+            out.append(("data.domains", split_domains(args.domain), "--domain"))
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
     for item in args.set:
         key, value = parse_override(item)
         out.append((key, value, f"--set {key}"))

@@ -46,6 +46,10 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
         docs/config.md).
     window_turns: sliding-window evaluator: turns (messages) per window (`w`).
     window_overlap: sliding-window evaluator: turns shared by adjacent windows (`delta`).
+    window_final_state: sliding-window evaluator: show the judge, under its Environment, the
+        final state the benchmark supplies (VitaBench: the database records the episode
+        created or changed). Off by default, as in the reference (its judge always sees an
+        empty database); on, it is part of the prompt version ("+state").
     rerun: judge again even when a judgement with the same key already exists.
     retry_errors: judge again the keys whose recorded judgement is a judge error (an
         unparseable answer after `max_attempts`); successful judgements are kept.
@@ -74,6 +78,7 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     abstain_tags: list[str] = msgspec.field(default_factory=lambda: list(DEFAULT_ABSTAIN_TAGS))
     window_turns: int = 10
     window_overlap: int = 2
+    window_final_state: bool = False
     rerun: bool = False
     retry_errors: bool = False
     max_transcript_chars: int = 0

@@ -8,6 +8,10 @@ succeeds when every rubric ends true; the per-rubric states give rubric-level ac
 
 The per-window judge is a callable, so the state machine runs the same with the LLM judge
 (`llm_window_judge`) and with a scripted judge in tests.
+
+With `judge.window_final_state` the benchmark's rendering of the episode's final state (a
+text, e.g. the database records it changed) is shown in every window's Environment section,
+and the prompt version says so ("+state"); off (the default), prompts are unchanged.
 """
 
 from __future__ import annotations
@@ -36,9 +40,19 @@ PROMPT_FILE = Path(__file__).with_name("prompts") / "sliding_window.txt"
 _PROMPT_VERSION = "sliding-window-v1"
 
 
-def prompt_version(w: int, delta: int) -> str:
-    """Window geometry changes verdicts, so it is part of the judgement key."""
-    return f"{_PROMPT_VERSION}+w{w}d{delta}"
+def prompt_version(w: int, delta: int, final_state: bool = False) -> str:
+    """Window geometry and the final state shown change verdicts, so they are part of the
+    judgement key."""
+    return f"{_PROMPT_VERSION}+w{w}d{delta}" + ("+state" if final_state else "")
+
+
+def settings_version(settings: JudgeSettings) -> str:
+    """The prompt version of a judgement made with `settings`."""
+    return prompt_version(settings.window_turns, settings.window_overlap,
+                          settings.window_final_state)
+
+
+FINAL_STATE_HEADING = "Final state after the conversation"
 
 
 @cache
@@ -134,7 +148,7 @@ def window_schema(keys: list[str]) -> dict[str, Any]:
     }
 
 
-def _environment(task: Task) -> str:
+def _environment(task: Task, final_state: str | None = None) -> str:
     lines = []
     if task.extra.get("time"):
         lines.append(f"Current time: {task.extra['time']}")
@@ -143,10 +157,15 @@ def _environment(task: Task) -> str:
         for loc in env.get("location", [])[:3] if isinstance(env.get("location"), list) else []:
             if isinstance(loc, dict) and loc.get("address"):
                 lines.append(f"User location: {loc['address']}")
-    return "\n".join(lines) or "(none)"
+    text = "\n".join(lines) or "(none)"
+    if final_state is not None:
+        text += f"\n{FINAL_STATE_HEADING} (for checking what really happened):\n{final_state}"
+    return text
 
 
-def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings) -> str:
+def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings,
+                        final_state: str | None = None) -> str:
+    """One window's prompt; `final_state` is shown only when the settings ask for it."""
     rubrics = json.dumps(
         [
             {"rubric_key": k, "rubric": text, "satisfied": req.state.satisfied[k],
@@ -163,7 +182,8 @@ def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings)
         window_count=req.count,
         first_turn=req.first_turn,
         last_turn=req.last_turn,
-        environment=_environment(task),
+        environment=_environment(task, (final_state or "(none supplied)")
+                                 if settings.window_final_state else None),
         instructions=task.instructions or "(not given)",
         rubrics=rubrics,
         window=render_conversation(req.turns, settings.max_transcript_chars, req.first_turn),
@@ -171,12 +191,15 @@ def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings)
 
 
 def llm_window_judge(
-    task: Task, client: JudgeClient, model: str, settings: JudgeSettings
+    task: Task, client: JudgeClient, model: str, settings: JudgeSettings,
+    final_state: str | None = None,
 ) -> WindowJudge:
+    """`final_state`: the benchmark's text of the episode's final state (shown when
+    `settings.window_final_state`; an empty state should be a text that says so)."""
     async def judge(req: WindowRequest) -> tuple[dict[str, WindowItem], int, str]:
         keys = list(req.rubrics)
         return await call_judge(
-            client, model, build_window_prompt(req, task, settings),
+            client, model, build_window_prompt(req, task, settings, final_state),
             schema_name="rubric_window", schema=window_schema(keys),
             parse=lambda text: parse_window(text, keys), settings=settings,
         )
@@ -224,7 +247,7 @@ async def judge_sliding_window(
         "unit": record.unit,
         "trajectory_hash": thash or trajectory_hash(record),
         "judge_model": model,
-        "prompt_version": prompt_version(settings.window_turns, settings.window_overlap),
+        "prompt_version": settings_version(settings),
         "kind": SLIDING_WINDOW_KIND,
     }
     try:

@@ -44,6 +44,7 @@ class EpisodeStat(msgspec.Struct, omit_defaults=True):
     error_categories: dict[str, int] = msgspec.field(default_factory=dict)
     n_agent_calls: int = 0
     duration_s: float = 0.0
+    tools: dict[str, list[int]] = msgspec.field(default_factory=dict)  # name -> [calls, errors]
 
 
 class RunInput(msgspec.Struct):
@@ -79,10 +80,14 @@ def iter_jsonl(path: Path, type_: type) -> Iterator[tuple[int, Any]]:
 
 def episode_stat(rec: EpisodeRecord) -> EpisodeStat:
     cats: dict[str, int] = {}
+    tools: dict[str, list[int]] = {}
     for call in rec.tool_calls:
+        counts = tools.setdefault(call.name, [0, 0])
+        counts[0] += 1
         if call.source == "error" or not call.valid:
             name = call.error_category or ("invalid_arguments" if not call.valid else "error")
             cats[name] = cats.get(name, 0) + 1
+            counts[1] += 1
     return EpisodeStat(
         key=rec.unit.key,
         task=rec.unit.task,
@@ -96,6 +101,7 @@ def episode_stat(rec: EpisodeRecord) -> EpisodeStat:
         error_categories=cats,
         n_agent_calls=rec.n_agent_calls,
         duration_s=float(rec.timings.get("total", rec.finished_at - rec.started_at) or 0.0),
+        tools=tools,
     )
 
 
@@ -189,6 +195,10 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str
     prompts = manifest.get("prompt_set")
     if isinstance(prompts, dict) and prompts.get("name"):
         info["prompts"] = f"{prompts['name']} {prompts.get('digest', '')}".strip()
+    domains = manifest.get("domains")  # agentsweep run --domain
+    if isinstance(domains, dict) and isinstance(domains.get("given"), list):
+        info["domains"] = ",".join(map(str, domains["given"])) + (
+            " (merged)" if domains.get("merged") else "")
     sandbox = manifest.get("sandbox")
     if isinstance(sandbox, dict) and sandbox.get("validation"):
         info["tool validation"] = str(sandbox["validation"])

@@ -279,20 +279,29 @@ def summarize_run(
         seed=seed,
         info=dict(run.info),
         subsets=subsets,
-        benchmarks=benchmark_summaries(run.scores),
+        benchmarks=benchmark_summaries(run.scores, run.episodes),
     )
 
 
-def benchmark_summaries(scores: list[UnitScore]) -> dict[str, Any]:
-    """Each benchmark's own summary of its units (its report section), by name."""
+def benchmark_summaries(scores: list[UnitScore], episodes: list[EpisodeStat] | None = None
+                        ) -> dict[str, Any]:
+    """Each benchmark's own summary of its units (its report section), by name; a section
+    with `episodes=True` also gets the benchmark's episode stats (unjudged ones included)."""
     from evaluator import benchmarks
 
     out: dict[str, Any] = {}
-    for name in dict.fromkeys(s.benchmark for s in scores):
+    eps = episodes or []
+    for name in dict.fromkeys([*(s.benchmark for s in scores), *(e.benchmark for e in eps)]):
         bench = benchmarks.find(name)
         if bench is None or bench.report is None:
             continue
-        summary = bench.report.summarize([s for s in scores if s.benchmark == name])
+        units = [s for s in scores if s.benchmark == name]
+        if bench.report.episodes:
+            summary = bench.report.summarize(units, [e for e in eps if e.benchmark == name])
+        elif not units:
+            continue
+        else:
+            summary = bench.report.summarize(units)
         if summary is not None:
             out[name] = summary
     return out

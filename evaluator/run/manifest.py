@@ -74,6 +74,7 @@ class Manifest(msgspec.Struct, omit_defaults=True):
     deviations: dict[str, Any] = msgspec.field(default_factory=dict)  # from the profile
     prompt_set: dict[str, Any] = msgspec.field(default_factory=dict)  # name, digest
     sandbox: dict[str, Any] = msgspec.field(default_factory=dict)     # validation, retrieval
+    domains: dict[str, Any] = msgspec.field(default_factory=dict)     # --domain, as resolved
     resumes: list[ResumeEntry] = msgspec.field(default_factory=list)
 
 
@@ -133,7 +134,8 @@ def read_manifest(run_dir: str | Path) -> Manifest:
 
 def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[str, Any, str]],
                  manifest: Manifest | None, taskset: Any, roles: list[RoleInfo], n_done: int,
-                 environment: Any, prompt_set: dict[str, Any]) -> None:
+                 environment: Any, prompt_set: dict[str, Any],
+                 domains: dict[str, Any] | None = None) -> None:
     """A new run: write config.toml and the manifest. A resume: keep config.toml, append this
     start to the manifest."""
     from evaluator.config import plain, profile_deviations
@@ -158,6 +160,7 @@ def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[st
         sandbox_store=getattr(environment, "store_path", ""),
         profile=config.profile, deviations=profile_deviations(config),
         sandbox=dict(describe()) if callable(describe) else {}, prompt_set=prompt_set,
+        domains=dict(domains or {}),
     )
     # the run name is part of every unit: pin it so a resume rebuilds the same units
     m.overrides.insert(0, ["name", config.name, "run name"])

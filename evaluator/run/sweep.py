@@ -26,6 +26,7 @@ from evaluator.benchmarks.base import Benchmark, BenchmarkError, EnvironmentRequ
 from evaluator.config import ConfigError, RunConfig, load_config
 from evaluator.protocols.base import EpisodeContext, ProtocolSettings
 from evaluator.records import EpisodeRecord, UnitId
+from evaluator.run.domains import resolve_domains
 from evaluator.run.judging_hook import start_judging
 from evaluator.run.manifest import (
     CONFIG_FILE,
@@ -108,15 +109,16 @@ def _load_protocol(entry: str) -> Callable[[EpisodeContext], Any]:
         raise SweepError(f"protocol.entry {entry!r}: {exc}") from None
 
 
-def _tasks(config: RunConfig) -> tuple[Any, Benchmark]:
-    """The run's tasks and their benchmark."""
+def _tasks(config: RunConfig) -> tuple[Any, Benchmark, dict[str, Any]]:
+    """The run's tasks, their benchmark and what its `--domain` means ({} without one)."""
     from bench_data.registry import load_tasks
     from bench_data.types import TaskLoadError
     from evaluator import benchmarks
 
     d = config.data
+    subsets, domains = resolve_domains(config)
     try:
-        taskset = load_tasks(d.dataset, subsets=d.subsets or None, limit=d.limit or None,
+        taskset = load_tasks(d.dataset, subsets=subsets, limit=d.limit or None,
                              data_dir=d.data_dir or None, skip_bad=d.skip_bad,
                              benchmark=d.benchmark or None)
         bench = benchmarks.get(taskset.benchmark)
@@ -124,8 +126,8 @@ def _tasks(config: RunConfig) -> tuple[Any, Benchmark]:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         raise SweepError(f"data: {msg}") from None
     if not taskset.tasks:
-        raise SweepError(f"data: dataset {d.dataset!r} with subsets {d.subsets} has no tasks")
-    return taskset, bench
+        raise SweepError(f"data: dataset {d.dataset!r} with subsets {subsets} has no tasks")
+    return taskset, bench, domains
 
 
 async def run_sweep(request: RunRequest) -> SweepResult:
@@ -133,7 +135,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         config, text, run_dir, manifest = _load(request)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         raise SweepError(str(exc)) from None
-    taskset, bench = _tasks(config)
+    taskset, bench, domains = _tasks(config)
     prompt_set = _prompt_set(config.prompts, bench)
     protocols = _protocols(config, bench, taskset.tasks)
     env_request = EnvironmentRequest(config=config, run_dir=run_dir, taskset=taskset,
@@ -174,7 +176,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                                                            sim.model)
         environment = res.environment or _NoTools()
         record_start(run_dir, config, text, request.overrides, manifest, taskset, infos,
-                     len(done), environment, _prompt_info(prompt_set))
+                     len(done), environment, _prompt_info(prompt_set), domains)
         judge = None
         if request.judge:
             judge_eps = [resolve_endpoint(ep, engine_url, engine_model)

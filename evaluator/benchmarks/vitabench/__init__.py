@@ -5,6 +5,7 @@
     protocols     protocol.py, prompting.py      greeting, user simulator, agent tool loop
     judges        (generic) sliding_window.py    the rubric sliding-window evaluator
     scoring       here                           all rubrics satisfied; max_steps scores 0
+    report        report.py                      Avg@k/Pass@k/Pass^k per domain, rubrics, tools
     settings      settings.py                    the paper profile
     prompts       prompts/                       agent and user-simulator system prompts
 
@@ -13,7 +14,7 @@ See docs/vitabench.md.
 
 from __future__ import annotations
 
-import msgspec
+import json
 
 from bench_data.types import Task
 from bench_data.vitabench import FORMAT
@@ -31,21 +32,34 @@ from evaluator.judges.sliding_window import (
     SLIDING_WINDOW_KIND,
     judge_sliding_window,
     llm_window_judge,
+    settings_version,
 )
-from evaluator.judges.sliding_window import prompt_version as window_version
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement, UnitScore
 from evaluator.scoring import base_unit_score
 
 from .env.database import SUBSET_DOMAINS
-from .environment import ENVIRONMENT
+from .environment import ENVIRONMENT, select_domains
 from .protocol import TERMINATIONS, run_episode
+from .report import judge_lines, plots, summarize, tables
 from .settings import PROFILES
+
+
+def final_state(record: EpisodeRecord) -> str:
+    """What `judge.window_final_state` shows the judge: the database records the episode
+    created or changed (`extra["db_changes"]`, per table) as JSON; the rest of the database
+    is as the task file gives it."""
+    changes = record.extra.get("db_changes") or {}
+    if not changes:
+        return "No database records were created or changed."
+    return ("Database records created or changed (per table, as they were left):\n"
+            + json.dumps(changes, ensure_ascii=False, sort_keys=False))
 
 
 async def _window(inp: JudgeInput) -> Judgement:
     assert inp.task is not None
-    judge = llm_window_judge(inp.task, inp.client, inp.model, inp.settings)
+    judge = llm_window_judge(inp.task, inp.client, inp.model, inp.settings,
+                             final_state(inp.record))
     return await judge_sliding_window(inp.record, inp.task, judge, inp.model, inp.settings,
                                       inp.thash)
 
@@ -67,8 +81,7 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
         base.score = 0.0
         base.success = False
         return base
-    j = index.get(trajectory_hash(record), SLIDING_WINDOW_KIND,
-                  window_version(s.window_turns, s.window_overlap))
+    j = index.get(trajectory_hash(record), SLIDING_WINDOW_KIND, settings_version(s))
     if j is None:
         base.judge_error = "not judged"
         return base
@@ -83,33 +96,6 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
     return base
 
 
-class RubricSummary(msgspec.Struct):
-    """Units, scored units, successes (every rubric satisfied) and the mean rubric accuracy."""
-
-    n_units: int
-    n_scored: int
-    successes: int
-    rubric_accuracy: float | None
-
-
-def summarize(units: list[UnitScore]) -> RubricSummary | None:
-    if not units:
-        return None
-    scored = [u for u in units if u.score is not None]
-    acc = [u.dims["rubric_accuracy"] for u in scored if "rubric_accuracy" in u.dims]
-    return RubricSummary(n_units=len(units), n_scored=len(scored),
-                         successes=sum(1 for u in scored if u.success),
-                         rubric_accuracy=sum(acc) / len(acc) if acc else None)
-
-
-def judge_lines(s: RubricSummary) -> list[str]:
-    line = (f"  rubric tasks: success {s.successes}/{s.n_scored} scored "
-            f"({s.n_units - s.n_scored} unscored)")
-    if s.rubric_accuracy is not None:
-        line += f", rubric accuracy {100 * s.rubric_accuracy:.1f}%"
-    return [line]
-
-
 BENCHMARK = Benchmark(
     name="vitabench",
     title="VitaBench",
@@ -117,15 +103,16 @@ BENCHMARK = Benchmark(
     protocols={subset: run_episode for subset in SUBSET_DOMAINS},
     environment=ENVIRONMENT,
     judges={SLIDING_WINDOW_KIND: JudgeSpec(
-        kind=SLIDING_WINDOW_KIND, version=lambda s, p: window_version(s.window_turns,
-                                                                       s.window_overlap),
+        kind=SLIDING_WINDOW_KIND, version=lambda s, p: settings_version(s),
         run=_window, prompt_files=("../../judges/prompts/sliding_window.txt",),
         pass_threshold=1.0)},
     judge_kinds=judge_kinds,
     score=score_record,
-    report=ReportSection(summarize=summarize, judge_lines=judge_lines),
+    report=ReportSection(summarize=summarize, tables=tables, plots=plots,
+                         judge_lines=judge_lines, episodes=True),
     ok_terminations=TERMINATIONS,
     profiles=PROFILES,
+    domains=select_domains,
     description="stateful life-service tools (delivery, in-store, travel agency, cross-domain) "
                 "with a simulated user, judged by the sliding-window rubric evaluator",
 )

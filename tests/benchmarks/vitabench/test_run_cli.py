@@ -89,4 +89,13 @@ def test_judged_and_reported(run_dir):
     judgements = [json.loads(x) for x in (run_dir / "judgements.jsonl").read_text().splitlines()]
     assert judgements and all(j.get("error") is None and j["score"] == 1.0 for j in judgements)
     report = json.loads((run_dir / "report.json").read_text())["runs"][0]
-    assert report["benchmarks"]["vitabench"]["successes"] == 2
+    vita = report["benchmarks"]["vitabench"]
+    assert vita["successes"] == 2
+    (delivery,) = vita["domains"]  # one task, two trials, both successes
+    assert delivery["domain"] == "delivery" and delivery["max_trials"] == 2
+    assert [p["value"] for p in delivery["curves"]["pass^k"]] == [1.0, 1.0]
+    assert delivery["terminations"] == {"agent_stop": 2}
+    assert delivery["tools"] == [{"tool": "create_delivery_order", "calls": 2, "errors": 0,
+                                  "error_rate": 0.0}]
+    html = (run_dir / "report.html").read_text()
+    assert 'data-plot="vitabench-passk"' in html

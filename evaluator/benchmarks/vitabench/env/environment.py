@@ -57,8 +57,15 @@ class ToolList(list):
 
 
 @lru_cache(maxsize=32)
-def _schema_json(domains: tuple[str, ...]) -> bytes:
-    return msgspec.json.encode(specs.tool_schemas(domains))
+def _shared_schemas(domains: tuple[str, ...]) -> tuple[dict[str, Any], ...]:
+    """The schema dicts of a domain set, decoded once and shared by its episodes (read-only:
+    nothing writes to them; the client only encodes them)."""
+    return tuple(msgspec.json.decode(msgspec.json.encode(specs.tool_schemas(domains))))
+
+
+@lru_cache(maxsize=32)
+def _shared_specs(domains: tuple[str, ...]) -> dict[str, specs.ToolSpec]:
+    return {s.name: s for s in specs.tools_for(domains)}
 
 
 def encode(value: Any) -> str:
@@ -107,15 +114,19 @@ def _type_problem(p: specs.Param, value: Any) -> str | None:
 class VitaEnvironment:
     """One episode's tools over its own copy-on-write view of a shared task database."""
 
+    __slots__ = ("_specs", "_tools", "base", "state", "strict")
+
     def __init__(self, base: TaskDatabase, *, strict: bool = False,
                  overrides: Mapping[str, Mapping[str, Any]] | None = None,
                  id_seed: str = "") -> None:
         self.base = base
         self.state = EpisodeState(base, id_seed=id_seed)
         self.strict = strict
-        self._specs = {s.name: s for s in specs.tools_for(base.domains)}
-        # each episode gets its own copy: nothing it does to the list reaches another episode
-        schemas = (msgspec.json.decode(_schema_json(base.domains)) if overrides is None
+        self._specs = _shared_specs(base.domains)
+        # each episode gets its own list (what it does to the list reaches no other episode)
+        # of the domain set's shared, read-only schema dicts (one copy per process, not per
+        # live episode); description overrides build their own
+        schemas = (_shared_schemas(base.domains) if overrides is None
                    else specs.tool_schemas(base.domains, overrides))
         self._tools = ToolList(schemas)
 

@@ -22,45 +22,54 @@ from .database import ProductRef, TaskDatabase
 V = TypeVar("V")
 _TABLES = ("stores", "shops", "books", "reservations", "hotels", "attractions", "flights",
            "trains")
+_VIEWS = frozenset(("orders", "products", "locations", *_TABLES))
 # prefixes of new ids (reference: the prefix + 10 hex digits of a hash), per record kind
 _ID_PREFIX = {"delivery": "OT", "hotel": "OO", "attraction": "OO", "flight": "OO",
               "train": "OO", "instore": "OI", "instore_book": "OI", "instore_reservation": "OI"}
 
 
 class Table(Generic[V]):
-    """A mapping view: base (shared, never written) + overlay (this episode's writes)."""
+    """A mapping view: base (shared, never written) + overlay (this episode's writes). The
+    overlay is one dict made on the first write, so a table an episode only reads costs one
+    small object; its keys the base lacks are the new keys, in the order first written."""
 
-    __slots__ = ("_base", "_new", "_over")
+    __slots__ = ("_base", "_over")
 
     def __init__(self, base: Mapping[str, V]) -> None:
         self._base = base
-        self._over: dict[str, V] = {}
-        self._new: dict[str, None] = {}  # keys the base lacks, in insertion order
+        self._over: dict[str, V] | None = None
 
     def __contains__(self, key: object) -> bool:
-        return key in self._over or key in self._base
+        return (self._over is not None and key in self._over) or key in self._base
 
     def __getitem__(self, key: str) -> V:
-        if key in self._over:
-            return self._over[key]
+        over = self._over
+        if over is not None and key in over:
+            return over[key]
         return self._base[key]
 
     def get(self, key: str, default: Any = None) -> Any:
-        if key in self._over:
-            return self._over[key]
+        over = self._over
+        if over is not None and key in over:
+            return over[key]
         return self._base.get(key, default)
 
     def __setitem__(self, key: str, value: V) -> None:
-        if key not in self._base and key not in self._over:
-            self._new[key] = None
-        self._over[key] = value
+        if self._over is None:
+            self._over = {}
+        self._over[key] = value  # a rewritten key keeps its place, as in a dict
+
+    def _new_keys(self) -> Iterator[str]:
+        if self._over:
+            base = self._base
+            yield from (k for k in self._over if k not in base)
 
     def __len__(self) -> int:
-        return len(self._base) + len(self._new)
+        return len(self._base) + sum(1 for _ in self._new_keys())
 
     def keys(self) -> Iterator[str]:
         yield from self._base
-        yield from self._new
+        yield from self._new_keys()
 
     __iter__ = keys
 
@@ -72,31 +81,46 @@ class Table(Generic[V]):
 
     def changed(self) -> dict[str, V]:
         """The overlay: records this episode wrote (replaced or new), in table order."""
-        return {k: self._over[k] for k in self.keys() if k in self._over}
+        over = self._over
+        if not over:
+            return {}
+        return {k: over[k] for k in self.keys() if k in over}
 
 
 class EpisodeState:
-    """What one episode sees and changes. `base` is shared and never written."""
+    """What one episode sees and changes. `base` is shared and never written. Each table's
+    view (`orders`, `stores`, ..., `products`, `locations`) is made when the episode first
+    touches it (None for a table the domain set lacks)."""
+
+    __slots__ = ("_id_seed", "_ids_issued", "base", "orders", "products", "locations",
+                 *_TABLES)
+
+    orders: Table[m.Order]
+    stores: Table[m.Store] | None
+    shops: Table[m.Shop] | None
+    books: Table[m.Book] | None
+    reservations: Table[m.Reservation] | None
+    hotels: Table[m.Hotel] | None
+    attractions: Table[m.Attraction] | None
+    flights: Table[m.Flight] | None
+    trains: Table[m.Train] | None
+    # product id -> catalogue position, or the product a delivery order re-registered
+    products: Table[ProductRef | m.StoreProduct]
+    locations: Table[tuple[float, float]]
 
     def __init__(self, base: TaskDatabase, *, id_seed: str = "") -> None:
         self.base = base
-        self.orders: Table[m.Order] = Table(base.orders)
-        for name in _TABLES:
-            table = getattr(base, name)
-            setattr(self, name, Table(table) if table is not None else None)
-        self.stores: Table[m.Store] | None
-        self.shops: Table[m.Shop] | None
-        self.books: Table[m.Book] | None
-        self.reservations: Table[m.Reservation] | None
-        self.hotels: Table[m.Hotel] | None
-        self.attractions: Table[m.Attraction] | None
-        self.flights: Table[m.Flight] | None
-        self.trains: Table[m.Train] | None
-        # product id -> catalogue position, or the product a delivery order re-registered
-        self.products: Table[ProductRef | m.StoreProduct] = Table(base.products)
-        self.locations: Table[tuple[float, float]] = Table(base.locations)
         self._id_seed = id_seed
         self._ids_issued = 0
+
+    def __getattr__(self, name: str) -> Any:
+        """The first touch of a table: its view over the base (slots not yet set land here)."""
+        if name in _VIEWS:
+            table = getattr(self.base, name)
+            view = Table(table) if table is not None else None
+            setattr(self, name, view)
+            return view
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     # -- time and ids ------------------------------------------------------------------------
     def now(self) -> str:
