@@ -21,6 +21,7 @@ compromise log and statistics and `plan_generated` for the judges.
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -46,7 +47,7 @@ from .scheduler import (
     next_turn,
 )
 
-PROMPT_VERSION = "grouptravelbench-v3"
+PROMPT_VERSION = "grouptravelbench-v4"
 PROMPTS = Path(__file__).with_name("prompts")
 SUMMARY_ASK = ("[moderator] Please summarise what each traveller wants so far as the group's "
                "preference table (one JSON object keyed by traveller) and name the conflicts.")
@@ -62,7 +63,9 @@ FINAL_ASK = ("[moderator] The discussion is over. Reply with only the final trav
              "one JSON object.")
 
 
+@cache
 def _prompt(name: str) -> str:
+    """A prompt file, read once per process (a run's prompts never change under it)."""
     return (PROMPTS / name).read_text(encoding="utf-8").strip()
 
 

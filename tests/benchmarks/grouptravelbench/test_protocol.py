@@ -114,6 +114,8 @@ def test_the_chat_follows_the_schedule_and_ends_with_the_plan():
     assert "[User2]: 我也想去" in first[1].content and "[Agent]: " + AGENT[0] in first[1].content
     prefixes = {r[0].content.split("Your name in the chat")[0] for r in user.requests}
     assert len(prefixes) == 1
+    # the five speaking situations of the seed's B.6, [pass] otherwise, in the shared prefix
+    assert all(f"\n{c}. " in user.requests[0][0].content for c in "ABCDE")
     assert "willing to compromise" in user.requests[0][0].content     # User1 compromisable
     assert "do not compromise" in user.requests[1][0].content         # User2 is not
 

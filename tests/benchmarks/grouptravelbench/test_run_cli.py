@@ -47,7 +47,7 @@ def test_one_task_runs_is_judged_and_reported(tmp_path):
     assert records and {x["benchmark"] for x in records} == {"grouptravelbench"}
     rec = records[0]
     assert rec["termination"] == "max_turn_reached" and not rec["extra"]["plan_generated"]
-    assert rec["extra"]["prompt_version"] == "grouptravelbench-v3" and rec["extra"]["chat"]
+    assert rec["extra"]["prompt_version"] == "grouptravelbench-v4" and rec["extra"]["chat"]
     calls = [e for e in rec["extra"]["chat"] if e.get("type") == "tool_call"]
     assert calls and calls[0]["name"] == "web_search" and rec["tool_calls"]
     assert rec["tool_calls"][0]["source"] == "simulated"
