@@ -200,9 +200,12 @@ def _engine(config: Any, run_dir: Path) -> Any:
 async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
                  tools: dict[str, list[dict[str, Any]]], prompts: Any = None) -> Any:
     from backends.client import ChatClient
+    from backends.fdlimit import connection_budget
     from evaluator.judges.pool import JudgePool
 
-    clients = [ChatClient(ep, max_connections=max(64, 2 * settings.concurrency))
+    # pools within the open-file limit (backends.fdlimit), shared by the judge endpoints
+    share = max(4, connection_budget() // max(1, len(settings.endpoints)))
+    clients = [ChatClient(ep, max_connections=min(max(64, 2 * settings.concurrency), share))
                for ep in settings.endpoints]
     try:
         pool = JudgePool(run_dir, settings, client=clients, tasks=tasks, tool_schemas=tools,

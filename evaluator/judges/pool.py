@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from backends.errors import InfrastructureError
+from backends.fdlimit import is_fd_exhaustion
 from bench_data.types import Task
 from evaluator.records import EpisodeRecord, Judgement
 from evaluator.run.results import (
@@ -180,7 +181,7 @@ class JudgePool:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - kept and re-raised by close()
-                if isinstance(exc, InfrastructureError):
+                if isinstance(exc, InfrastructureError) or is_fd_exhaustion(exc):
                     self.stats.infra_failed += 1
                 elif self._crash is None:
                     self._crash = exc
