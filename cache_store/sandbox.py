@@ -255,8 +255,12 @@ class Sandbox:
                    and hasattr(self.index, "describe") else {})}
 
     def close(self) -> None:
-        """Flush and close the miss-log writer (call once, at process shutdown)."""
+        """Flush and close the miss-log writer and the answer stores (call once, at process
+        shutdown)."""
         self.miss_log.close()
+        self.simulated.close()
+        if self.overlay is not None:
+            self.overlay.close()
 
 
 def _error(category: str, message: str) -> ToolOutcome:
