@@ -159,6 +159,17 @@ class JudgePool:
         if self._crash is not None:
             raise RuntimeError(f"a judge worker failed: {self._crash!r}") from self._crash
 
+    async def abort(self) -> None:
+        """Stop at once: cancel the workers (judgements in flight are dropped, so a later run
+        judges them), write what is already judged. Safe after `close()`."""
+        for w in self._workers:
+            w.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+        if self._writer is not None:
+            await self._writer.close()
+            self._writer = None
+
     async def judge_run(self, rerun: bool = False) -> PoolStats:
         """The separate stage: judge every episode of RUN_DIR/episodes.jsonl not judged yet."""
         if not (self.run_dir / EPISODES_FILE).exists():
