@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "evaluator.cli.cache",    # cache import | index | misses | synth
     "evaluator.cli.prompts",  # prompts import | list | show
     "evaluator.cli.sweep",    # sweep (a grid of runs)
+    "evaluator.cli.repair",   # repair (quarantine undecodable result lines)
 )
 
 

@@ -29,8 +29,8 @@ from bench_data.types import Task
 from evaluator.records import EpisodeRecord, Judgement
 from evaluator.run.results import (
     EPISODES_FILE,
-    ResultsCorrupt,
     ResultWriter,
+    corrupt_line,
     iter_records,
     scan_lines,
 )
@@ -58,7 +58,7 @@ def read_judgements(run_dir: str | Path) -> list[Judgement]:
         try:
             out.append(_decoder.decode(line))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise ResultsCorrupt(f"{path}:{n}: cannot decode judgement: {exc}") from None
+            raise corrupt_line(path, n, "judgement", exc) from None
     return out
 
 

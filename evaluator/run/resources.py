@@ -64,9 +64,8 @@ class Resources:
                ep.max_retries)
         c = self.clients.get(key)
         if c is None:
-            if max_connections > self.pool_size:
-                self._note(f"{max_connections} connections")
-                max_connections = self.pool_size
+            # within the open-file limit; admission_for() says so when the caps must shrink
+            max_connections = min(max_connections, self.pool_size)
             c = self.clients[key] = ChatClient(ep, max_connections=max_connections)
         return c
 
