@@ -157,7 +157,10 @@ def open_router(ep: Endpoint, rc: RoleConfig, res: Resources) -> Any:
                    and getattr(r, f) != getattr(Endpoint(), f)}
         urls.append(msgspec.structs.replace(ep, base_url=r.base_url, **changed))
     settings = msgspec.convert(rc.routing, RouterSettings)
-    router = Router(urls, model=ep.model or None, settings=settings, template=ep)
+    # the role's share of the open-file budget, split over its replicas
+    per_replica = max(4, min(4096, res.pool_size // max(1, len(urls))))
+    router = Router(urls, model=ep.model or None, settings=settings, template=ep,
+                    max_connections=per_replica)
     res.routers.append(router)
     return router
 
