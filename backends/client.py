@@ -2,8 +2,8 @@
 
 One aiohttp session with one shared connection pool (default 4096 connections, keep-alive)
 serves thousands of in-flight requests; bodies are encoded and decoded with msgspec. Failures
-that are not the request's fault (connection errors, 429, 5xx) are retried with exponential
-backoff and full jitter, honouring Retry-After; the whole call, retries included, is bounded by
+that are not the request's fault (connection errors, 429, 5xx, a 200 whose body is not a chat
+completion) are retried with exponential backoff and full jitter, honouring Retry-After; the whole call, retries included, is bounded by
 one deadline. No logging on the hot path: counters live in `ChatClient.stats`.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any, Self
 
@@ -199,16 +199,9 @@ class ChatClient:
             headers = dict(extra_headers) if extra_headers else {}
             if session_id is not None:
                 headers[self.session_header] = session_id
-        raw, latency, attempts = await self._request(
-            "POST", self.chat_url, body, headers, timeout_s
+        response, latency, attempts = await self._request(
+            "POST", self.chat_url, body, headers, timeout_s, decode_response
         )
-        try:
-            response = decode_response(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
-            self.stats.malformed += 1
-            self.stats.succeeded -= 1
-            self.stats.failed += 1
-            raise MalformedResponse(self.chat_url, str(exc), raw) from None
         response.latency_s = latency
         response.attempts = attempts
         return response
@@ -216,12 +209,8 @@ class ChatClient:
     async def list_models(self, *, timeout_s: float | None = None) -> list[dict[str, Any]]:
         """GET /v1/models: the server's model objects (each has an `id`)."""
         url = self.base_url + "/models"
-        raw, _, _ = await self._request("GET", url, None, None, timeout_s)
-        try:
-            return decode_models(raw)
-        except (msgspec.DecodeError, msgspec.ValidationError, ValueError) as exc:
-            self.stats.malformed += 1
-            raise MalformedResponse(url, str(exc), raw) from None
+        models, _, _ = await self._request("GET", url, None, None, timeout_s, decode_models)
+        return models
 
     async def resolve_model(self) -> str:
         """The endpoint's model, or the first model the server lists (looked up once)."""
@@ -246,7 +235,7 @@ class ChatClient:
             url = self.root_url + path
         else:
             url = self.base_url + "/" + path
-        raw, _, _ = await self._request("GET", url, None, None, timeout_s)
+        raw, _, _ = await self._request("GET", url, None, None, timeout_s, None)
         return raw.decode("utf-8", "replace")
 
     # -- transport -------------------------------------------------------------------------
@@ -269,8 +258,11 @@ class ChatClient:
         body: bytes | None,
         headers: dict[str, str] | None,
         timeout_s: float | None,
-    ) -> tuple[bytes, float, int]:
-        """Send with retries. Returns (body, latency of the successful attempt, attempts)."""
+        decode: Callable[[bytes], Any] | None = None,
+    ) -> tuple[Any, float, int]:
+        """Send with retries. Returns (decoded body, latency of the successful attempt,
+        attempts). A 2xx body that `decode` rejects is a malformed response: retried like a
+        5xx, then `MalformedResponse` (an InfrastructureError). `decode=None`: the raw bytes."""
         stats = self.stats
         stats.requests += 1
         stats.in_flight += 1
@@ -280,6 +272,7 @@ class ChatClient:
         start = time.perf_counter()
         deadline = start + total
         attempt = 0
+        malformed: tuple[str, bytes] | None = None  # the last attempt's bad body
         try:
             while True:
                 attempt += 1
@@ -295,18 +288,20 @@ class ChatClient:
                     ) as resp:
                         raw = await resp.read()
                         status = resp.status
-                        if status == 200:
+                        if 200 <= status < 300:
+                            ok, value = self._decoded(raw, decode)
+                            if not ok:
+                                malformed = (value, raw)
+                                raise _Retry(f"malformed response: {value}")
                             stats.succeeded += 1
-                            return raw, time.perf_counter() - t0, attempt
+                            return value, time.perf_counter() - t0, attempt
+                        malformed = None
                         if status == 429 or status >= 500:
                             stats.retryable_statuses += 1
                             raise _Retry(
                                 f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}",
                                 _retry_after_s(resp.headers.get("Retry-After")),
                             )
-                        if 200 < status < 300:
-                            stats.succeeded += 1
-                            return raw, time.perf_counter() - t0, attempt
                         stats.http_errors += 1
                         raise HTTPStatusError(url, status, raw.decode("utf-8", "replace"))
                 except _Retry as exc:
@@ -316,8 +311,11 @@ class ChatClient:
                 except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
                     stats.connection_errors += 1
                     reason, retry_after = f"{type(exc).__name__}: {exc}", None
+                    malformed = None
                 if attempt >= max_attempts:
                     stats.exhausted += 1
+                    if malformed is not None:
+                        raise MalformedResponse(url, malformed[0], malformed[1], attempt)
                     raise RetriesExhausted(url, attempt, reason)
                 wait = self._backoff(attempt - 1)
                 if retry_after is not None:
@@ -332,6 +330,17 @@ class ChatClient:
             raise
         finally:
             stats.in_flight -= 1
+
+    def _decoded(self, raw: bytes, decode: Callable[[bytes], Any] | None) -> tuple[bool, Any]:
+        """(True, `decode(raw)`), or (False, why) when the body is malformed."""
+        if decode is None:
+            return True, raw
+        try:
+            return True, decode(raw)
+        except (msgspec.DecodeError, msgspec.ValidationError, ValueError,
+                KeyError, TypeError) as exc:
+            self.stats.malformed += 1
+            return False, str(exc) or type(exc).__name__
 
     def _timed_out(self, url: str, total: float) -> RequestTimeout:
         self.stats.timeouts += 1

@@ -256,11 +256,9 @@ class OpenAIEmbedder(Embedder):
         if self.name == self._client.endpoint.base_url:
             self.name = model
         body = msgspec.json.encode({"model": model, "input": texts, "encoding_format": "float"})
-        raw, _, _ = await self._client._request("POST", self.url, body, None, None)
-        try:
-            items = _decode_response(raw).data
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise MalformedResponse(self.url, str(exc), raw) from None
+        # a body that is not an embeddings answer is retried by the client like a 5xx
+        (items, raw), _, _ = await self._client._request(
+            "POST", self.url, body, None, None, lambda b: (_decode_response(b).data, b))
         if len(items) != len(texts):
             raise MalformedResponse(self.url, f"{len(items)} embeddings for {len(texts)} inputs",
                                     raw)

@@ -1,8 +1,8 @@
 """Typed errors of the backends layer.
 
 `InfrastructureError` marks failures that are not the model's fault (connection loss,
-5xx/429 after retries, timeouts, a dead server). The evaluator retries episodes that hit
-one and never records them as agent failures.
+5xx/429 after retries, timeouts, a dead server, a 200 whose body is not a chat completion).
+The evaluator retries episodes that hit one and never records them as agent failures.
 """
 
 from __future__ import annotations
@@ -45,15 +45,20 @@ class HTTPStatusError(BackendError):
         self.body = body
 
 
-class MalformedResponse(BackendError):
-    """The server answered 200 with a body that is not a valid chat completion."""
+class MalformedResponse(InfrastructureError):
+    """The server answered 200 with a body that is not a valid chat completion (truncated, not
+    JSON, no `choices` / `message`). A server or proxy fault, not the model's: the client
+    retries it like a 5xx and raises this once its retries are spent (`attempts`)."""
 
-    def __init__(self, url: str, detail: str, body: bytes | str = b"") -> None:
+    def __init__(self, url: str, detail: str, body: bytes | str = b"", attempts: int = 1) -> None:
         text = body.decode("utf-8", "replace") if isinstance(body, bytes) else body
-        super().__init__(f"malformed response from {url}: {detail}; body starts: {text[:300]!r}")
+        tries = f" (after {attempts} attempts)" if attempts > 1 else ""
+        super().__init__(f"malformed response from {url}{tries}: {detail}; "
+                         f"body starts: {text[:300]!r}")
         self.url = url
         self.detail = detail
         self.body = text
+        self.attempts = attempts
 
 
 class ServerStartError(InfrastructureError):

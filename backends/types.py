@@ -8,9 +8,16 @@ byte-identical prefixes).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
+
+# bounds checked when a config is converted (msgspec.convert / decode), not on construction
+NonNegative = Annotated[float, msgspec.Meta(ge=0.0)]
+Probability = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]   # top_p: (0, 1]
+Positive = Annotated[float, msgspec.Meta(gt=0.0)]
+AtLeastOne = Annotated[int, msgspec.Meta(ge=1)]
+Count = Annotated[int, msgspec.Meta(ge=0)]
 
 
 class FunctionCall(msgspec.Struct, omit_defaults=True):
@@ -77,13 +84,15 @@ class ChatResponse(msgspec.Struct, omit_defaults=True):
 
 
 class SamplingParams(msgspec.Struct, omit_defaults=True, frozen=True):
-    """Per-role sampling settings. None means: leave to the server's default."""
+    """Per-role sampling settings. None means: leave to the server's default.
+    Bounds (checked when converted from a config): temperature >= 0, top_p in (0, 1],
+    max_tokens >= 1, n >= 1."""
 
-    temperature: float | None = 0.0
-    top_p: float | None = None
-    max_tokens: int | None = None
+    temperature: NonNegative | None = 0.0
+    top_p: Probability | None = None
+    max_tokens: AtLeastOne | None = None
     seed: int | None = None
-    n: int | None = None
+    n: AtLeastOne | None = None
     stop: list[str] | None = None
 
 
@@ -93,13 +102,14 @@ class Endpoint(msgspec.Struct, omit_defaults=True, frozen=True):
     base_url: OpenAI-compatible root, e.g. "http://10.0.0.5:8000/v1". The special value
     "embedded" means the embedded vLLM engine started by agentsweep itself.
     model: the served model name; empty means "the first model the server lists".
+    Bounds (checked when converted from a config): timeout_s > 0, max_retries >= 0.
     """
 
     base_url: str = "embedded"
     model: str = ""
     api_key: str | None = None
-    timeout_s: float = 600.0
-    max_retries: int = 6
+    timeout_s: Positive = 600.0
+    max_retries: Count = 6
     extra_headers: dict[str, str] = msgspec.field(default_factory=dict)
 
 

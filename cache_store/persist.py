@@ -1,12 +1,11 @@
-"""Append-only miss log and content-addressed answer stores (simulated, live overlay).
+"""Append-only miss log; content addresses of the answer stores (`cache_store/answers.py`).
 
 Miss log: JSON lines, each written by one `os.write` on an O_APPEND descriptor under an
 exclusive `flock`, so a crash loses at most the record being written; a torn last line is
 skipped on export. The imported store is never written.
 
-Answer stores: one file per answer under `<dir>/<hh>/<sha256>`, created by writing a temporary
-file and `link()`-ing it into place, which fails if the name exists: the first writer wins in
-every process, so all processes and reruns return identical bytes.
+Answer stores (simulated answers, live overlay) are one append-only log per store, the first
+writer winning in every process: `AnswerStore` in `cache_store/answers.py`, re-exported here.
 """
 
 from __future__ import annotations
@@ -15,11 +14,15 @@ import fcntl
 import hashlib
 import json
 import os
-import time
 from collections import defaultdict
 from pathlib import Path
 
 import msgspec
+
+from .answers import AnswerStore
+
+__all__ = ["AnswerStore", "MissLog", "MissRecord", "content_address", "export_misses",
+           "read_misses"]
 
 
 class MissRecord(msgspec.Struct):
@@ -99,38 +102,3 @@ def content_address(*parts: str) -> str:
         h.update(p.encode("utf-8", "surrogatepass"))
         h.update(b"\0")
     return h.hexdigest()
-
-
-class AnswerStore:
-    """Write-once files addressed by a sha256; first writer wins across processes."""
-
-    def __init__(self, root: str | Path) -> None:
-        self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
-
-    def _path(self, address: str) -> Path:
-        return self.root / address[:2] / address
-
-    def get(self, address: str) -> str | None:
-        try:
-            return self._path(address).read_bytes().decode("utf-8", "surrogatepass")
-        except FileNotFoundError:
-            return None
-
-    def put(self, address: str, text: str) -> str:
-        """Persist `text` unless an answer exists; returns the answer that is now stored."""
-        path = self._path(address)
-        path.parent.mkdir(exist_ok=True)
-        tmp = path.with_name(f".{address}.{os.getpid()}.{time.monotonic_ns()}")
-        with open(tmp, "wb") as f:
-            f.write(text.encode("utf-8", "surrogatepass"))
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            os.link(tmp, path)
-        except FileExistsError:
-            existing = self.get(address)
-            return existing if existing is not None else text
-        finally:
-            tmp.unlink(missing_ok=True)
-        return text

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from backends.types import AtLeastOne
 from cache_store import keys
 from cache_store.persist import AnswerStore, MissLog, MissRecord, content_address
 from cache_store.simulator import build_messages, simulate
@@ -68,7 +69,7 @@ class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
     overlay_store: str = ""
     validation: Literal["reference", "strict"] = "reference"
     adcode_table: str = ""
-    simulator_max_tokens: int = 2048
+    simulator_max_tokens: AtLeastOne = 2048
     index_backend: Literal["auto", "faiss", "torch"] = "auto"
 
 
@@ -255,8 +256,12 @@ class Sandbox:
                    and hasattr(self.index, "describe") else {})}
 
     def close(self) -> None:
-        """Flush and close the miss-log writer (call once, at process shutdown)."""
+        """Flush and close the miss-log writer and the answer stores (call once, at process
+        shutdown)."""
         self.miss_log.close()
+        self.simulated.close()
+        if self.overlay is not None:
+            self.overlay.close()
 
 
 def _error(category: str, message: str) -> ToolOutcome:

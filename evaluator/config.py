@@ -17,8 +17,9 @@ from typing import Any, Literal
 
 import msgspec
 
-from backends.types import Endpoint, SamplingParams
+from backends.types import AtLeastOne, Endpoint, NonNegative, Positive, SamplingParams
 from cache_store.sandbox import SandboxSettings
+from evaluator import config_check as check
 from evaluator.config_check import (
     ConfigError,
     alias_key,
@@ -184,8 +185,8 @@ class RetryConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True
     """
 
     max_attempts: int = 3
-    backoff_s: float = 1.0
-    backoff_cap_s: float = 30.0
+    backoff_s: NonNegative = 1.0
+    backoff_cap_s: NonNegative = 30.0
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:
@@ -210,11 +211,11 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
     url: str = ""
     model: str = ""
     device: Literal["auto", "cpu", "gpu"] = "auto"
-    max_model_len: int = 8192
+    max_model_len: AtLeastOne = 8192
     cpu_kv_cache_gb: float = 4.0
-    tensor_parallel_size: int = 1
+    tensor_parallel_size: AtLeastOne = 1
     extra_args: list[str] = msgspec.field(default_factory=list)
-    startup_timeout_s: float = 900.0
+    startup_timeout_s: Positive = 900.0
 
 
 class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -251,7 +252,7 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     trials: int = 1
     seed: int = 0
     concurrency: int = 64
-    shutdown_grace_s: float = 30.0
+    shutdown_grace_s: NonNegative = 30.0
     fsync: bool = True
     progress: Literal["auto", "plain", "off"] = "auto"
     data: DataConfig = msgspec.field(default_factory=DataConfig)
@@ -274,8 +275,8 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     retry: RetryConfig = msgspec.field(default_factory=RetryConfig)
 
     def __post_init__(self) -> None:
-        if self.trials < 1:
-            raise ValueError(f"trials must be >= 1, got {self.trials}")
+        check.check_trials(self.trials)  # 1..100,000, with the reason
+        check.check_run_name(self.name)
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
 
@@ -329,6 +330,9 @@ def load_config(
         config = msgspec.convert(raw, RunConfig, strict=True)
     except msgspec.ValidationError as exc:
         raise located(str(exc), source, text, origins) from None
+    bad = check.non_finite(config)  # TOML has nan and inf; no setting means either
+    if bad is not None:
+        raise located(f"a finite number is needed, got {bad[1]}", source, text, origins, bad[0])
     return config, text
 
 

@@ -4,6 +4,7 @@ errors located at file:line and field (or at the CLI flag that set the value), d
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from typing import Any
@@ -94,8 +95,9 @@ def located(
         path = m.group(1) if m else ""
         msg = _PATH_RE.sub("", msg).rstrip(" -")
     first = re.match(r"(?:\w+\.)*(\w+) (?:must|:)", msg)
-    if first and locate_line(text, f"{path}.{first.group(1)}".strip(".")):
-        path = f"{path}.{first.group(1)}".strip(".")  # a value check names its own field
+    named = f"{path}.{first.group(1)}".strip(".") if first else ""
+    if first and (locate_line(text, named) or named in origins):
+        path = named  # a value check names its own field
     elif first and not path:
         path = first.group(1)
     dotted = re.sub(r"\[\d+\]", "", path)
@@ -201,3 +203,47 @@ def check_replicas(replicas: list[Any], routing: dict[str, Any]) -> None:
         if s.policy not in ("sticky_least_loaded", "round_robin", "hash"):
             raise ValueError("routing.policy: one of sticky_least_loaded, round_robin, hash;"
                              f" got {s.policy!r}")
+
+
+# ------------------------------------------------------------------ value bounds
+
+MAX_TRIALS = 100_000
+RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
+
+
+def check_trials(trials: int) -> None:
+    if trials < 1:
+        raise ValueError(f"trials must be >= 1, got {trials}")
+    if trials > MAX_TRIALS:
+        raise ValueError(f"trials must be <= {MAX_TRIALS:,} (every (task, trial) unit is "
+                         "planned in memory when the run starts; pass@k needs k <= trials, "
+                         f"and k = {MAX_TRIALS:,} is far beyond any study), got {trials}")
+
+
+def check_run_name(name: str) -> None:
+    """A run name names a directory: 1-200 letters, digits, '.', '_', '-', starting with a
+    letter or digit ("" = the generated default)."""
+    if name and not RUN_NAME.match(name):
+        raise ValueError(f"name must be 1-200 letters, digits, '.', '_' or '-', starting "
+                         f"with a letter or digit (it names the run directory: no path "
+                         f"separators, spaces or control characters), got {name!r}")
+
+
+def non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
+    """(dotted field, value) of the first NaN or infinite float in a config tree, else None."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    if isinstance(value, msgspec.Struct):
+        items: Any = ((f"{path}.{f}".lstrip("."), getattr(value, f))
+                      for f in value.__struct_fields__)
+    elif isinstance(value, dict):
+        items = ((f"{path}.{k}".lstrip("."), v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for sub, item in items:
+        found = non_finite(item, sub)
+        if found is not None:
+            return found
+    return None

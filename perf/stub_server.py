@@ -22,10 +22,19 @@ the same seed always gets the same answer, so runs against the stub are reproduc
   X-Stub-Fail-First: N (+ X-Request-ID: id)   answer X-Stub-Fail-Status (503) the first N times
   X-Stub-Retry-After: S                       Retry-After header on those failures
   X-Stub-Drop-First: N (+ X-Request-ID)       close the connection without answering N times
+  X-Stub-Garble-First: N                      answer the first N copies of each distinct
+                                              request body with a garbled 200 (a server fault,
+                                              not the model's), then normally; keyed by the
+                                              body's sha256, so no request id is needed
+  X-Stub-Garble-Kind: K                       which garbled body: truncated | not_json |
+                                              no_choices | empty_choices | no_message, or
+                                              cycle (the default: the n-th garbled answer to
+                                              a body is the n-th kind of that list)
   X-Stub-Status: C                            always answer status C with an error body
   X-Stub-Sleep: S                             sleep S seconds before answering
 Endpoints: POST /v1/chat/completions, GET /v1/models, GET /metrics (fake vLLM gauges),
-GET /health, GET /stub/requests (last recorded requests, with --record).
+GET /health, GET /stub/requests (last recorded requests, with --record), GET /stub/counters
+(faults injected so far: {"garbled": N}).
 --no-models / --no-metrics answer 404 there (a proxy or hosted endpoint). The engine flags
 (--kv-tokens, --max-running, --prefill-us, --decode-ms, --completion-tokens, --slowdown) turn
 on a simulated engine (perf.stub_engine): prefix cache, KV capacity, preemptions, timing; its
@@ -134,6 +143,26 @@ def _completion(message: dict[str, Any], finish: str, prompt: int, cached: int) 
 
 TEXT_BODY = _completion({"role": "assistant", "content": "stub answer"}, "stop", 20, 16)
 MALFORMED_BODY = b'{"id": "chatcmpl-stub", "choices": [{"index": 0, "message": '
+GARBLE_KINDS = ("truncated", "not_json", "no_choices", "empty_choices", "no_message")
+
+
+def garbled_body(kind: str) -> bytes:
+    """A 200 body that is not a valid chat completion (see GARBLE_KINDS)."""
+    if kind == "truncated":
+        return TEXT_BODY[: len(TEXT_BODY) // 2]
+    if kind == "not_json":
+        return b"<html><body>502 Bad Gateway</body></html>"
+    if kind == "no_choices":
+        return _ENC.encode({"id": "chatcmpl-stub", "object": "chat.completion", "model": MODEL})
+    if kind == "empty_choices":
+        return _ENC.encode({"id": "chatcmpl-stub", "object": "chat.completion", "model": MODEL,
+                            "choices": []})
+    if kind == "no_message":
+        return _ENC.encode({"id": "chatcmpl-stub", "object": "chat.completion", "model": MODEL,
+                            "choices": [{"index": 0, "finish_reason": "stop"}]})
+    raise ValueError(f"unknown garble kind {kind!r}; one of {GARBLE_KINDS} or cycle")
+
+
 MODELS_BODY = _ENC.encode(
     {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "stub"}]}
 )
@@ -159,6 +188,8 @@ class StubConfig(msgspec.Struct):
     record: bool = False
     no_models: bool = False
     no_metrics: bool = False
+    garble_first: int = 0
+    garble_kind: str = "cycle"
 
 
 class StubState:
@@ -167,6 +198,8 @@ class StubState:
         self.engine = engine
         self.failures: dict[str, int] = collections.defaultdict(int)
         self.drops: dict[str, int] = collections.defaultdict(int)
+        self.garbles: dict[bytes, int] = collections.defaultdict(int)
+        self.garbled = 0  # garbled answers sent
         self.recorded: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
         self.tool_bodies: dict[tuple[str, int], bytes] = {}
         self.in_flight = 0
@@ -219,6 +252,20 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             return _json(b'{"error": "injected failure"}', status, extra)
         if "X-Stub-Status" in h:
             return _json(b'{"error": "injected status"}', int(h["X-Stub-Status"]))
+    garble = int(h.get("X-Stub-Garble-First", cfg.garble_first))
+    if garble:
+        digest = hashlib.sha256(raw).digest()
+        n = state.garbles[digest]
+        if n < garble:
+            state.garbles[digest] = n + 1
+            state.garbled += 1
+            kind = h.get("X-Stub-Garble-Kind", cfg.garble_kind)
+            if kind == "cycle":
+                kind = GARBLE_KINDS[n % len(GARBLE_KINDS)]
+            try:
+                return _json(garbled_body(kind))
+            except ValueError as exc:
+                return _json(_ENC.encode({"error": str(exc)}), 400)
     sleep_s = float(h.get("X-Stub-Sleep", cfg.sleep_s))
     if sleep_s > 0:
         await asyncio.sleep(sleep_s)
@@ -293,6 +340,12 @@ async def health(request: web.Request) -> web.Response:
     return web.Response(body=b"")
 
 
+async def counters(request: web.Request) -> web.Response:
+    """The stub's fault counters, so a fault test can show its faults happened."""
+    state: StubState = request.app["state"]
+    return _json(_ENC.encode({"garbled": state.garbled}))
+
+
 async def recorded(request: web.Request) -> web.Response:
     state: StubState = request.app["state"]
     return _json(_ENC.encode(list(state.recorded)))
@@ -306,6 +359,7 @@ def make_app(cfg: StubConfig, engine: SimEngine | None = None) -> web.Applicatio
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/health", health)
     app.router.add_get("/stub/requests", recorded)
+    app.router.add_get("/stub/counters", counters)
     return app
 
 
@@ -341,11 +395,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reuse-port", action="store_true", help="SO_REUSEPORT (several processes)")
     p.add_argument("--no-models", action="store_true", help="GET /v1/models answers 404")
     p.add_argument("--no-metrics", action="store_true", help="GET /metrics answers 404")
+    p.add_argument("--garble-first", type=int, default=0,
+                   help="answer the first N copies of each request body with a garbled 200")
+    p.add_argument("--garble-kind", default="cycle", choices=("cycle", *GARBLE_KINDS))
     add_engine_args(p)
     a = p.parse_args(argv)
     cfg = StubConfig(
         a.mode, a.tool_turns, a.tool_name, a.sleep, a.fail_first, a.fail_status, a.record,
-        a.no_models, a.no_metrics,
+        a.no_models, a.no_metrics, a.garble_first, a.garble_kind,
     )
     try:
         import uvloop

@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES = (
     "evaluator.cli.cache",    # cache import | index | misses | synth
     "evaluator.cli.prompts",  # prompts import | list | show
     "evaluator.cli.sweep",    # sweep (a grid of runs)
+    "evaluator.cli.repair",   # repair (quarantine undecodable result lines)
 )
 
 
@@ -49,6 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    from backends.fdlimit import raise_nofile_limit
+
+    raise_nofile_limit()  # thousands of connections need more than a shell's 1,024
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

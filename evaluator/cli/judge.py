@@ -5,13 +5,19 @@ RUN_DIR/judgements.jsonl yet (all of them with --rerun), appends the judgements,
 short score summary. The judge endpoints come from the run's `[judge]` table; "embedded"
 means the engine of `[engine]` (attached when `engine.url` is set, else started for the
 duration of the command, its log in RUN_DIR/engine-judge.log).
+
+Ctrl-C or SIGTERM stops judging: the judgements already made are written (fsynced), those in
+flight are dropped, and the command exits 130 with a one-line hint to run it again.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import signal
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +129,7 @@ def _tasks(config: Any) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]
 def run_judge(args: argparse.Namespace) -> int:
     """Exit codes: 0 everything judgeable was judged (judge errors included); 1 some units
     were left unjudged by infrastructure errors (judge endpoint down) - run again later;
-    2 bad RUN_DIR, config or arguments."""
+    2 bad RUN_DIR, config or arguments; 130 stopped by Ctrl-C or SIGTERM (run it again)."""
     from backends.errors import InfrastructureError
     from evaluator.config import ConfigError
     from evaluator.run.results import ResultsCorrupt
@@ -144,17 +150,25 @@ def run_judge(args: argparse.Namespace) -> int:
     tasks, tools = _tasks(config)
     server = None
     try:
-        endpoints = list(settings.endpoints)
-        if any(ep.base_url == "embedded" for ep in endpoints):
-            server = _engine(config, run_dir)
-            endpoints = [
-                msgspec.structs.replace(ep, base_url=server.base_url,
-                                        model=ep.model or server.model)
-                if ep.base_url == "embedded" else ep
-                for ep in endpoints
-            ]
-            settings = msgspec.structs.replace(settings, endpoints=endpoints)
-        stats = asyncio.run(_judge(run_dir, settings, tasks, tools, prompts))
+        with _term_interrupts():
+            endpoints = list(settings.endpoints)
+            if any(ep.base_url == "embedded" for ep in endpoints):
+                server = _engine(config, run_dir)
+                endpoints = [
+                    msgspec.structs.replace(ep, base_url=server.base_url,
+                                            model=ep.model or server.model)
+                    if ep.base_url == "embedded" else ep
+                    for ep in endpoints
+                ]
+                settings = msgspec.structs.replace(settings, endpoints=endpoints)
+            stats = asyncio.run(_judge(run_dir, settings, tasks, tools, prompts))
+    except (Interrupted, KeyboardInterrupt) as exc:
+        how = exc.how if isinstance(exc, Interrupted) else "interrupted"
+        n = exc.judged if isinstance(exc, Interrupted) else None
+        saved = "the judgements made so far are saved" if n is None else f"{n} judgements saved"
+        print(f"agentsweep judge: {how}: {saved}, those in flight dropped; continue with "
+              f"`agentsweep judge {run_dir}`", file=sys.stderr)
+        return 130
     except ResultsCorrupt as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -197,17 +211,64 @@ def _engine(config: Any, run_dir: Path) -> Any:
     return server
 
 
+class Interrupted(Exception):
+    """Judging was stopped by a signal (`how`: "stopped by SIGTERM", ...)."""
+
+    def __init__(self, how: str, judged: int | None = None) -> None:
+        super().__init__(how)
+        self.how = how
+        self.judged = judged
+
+
+def _raise_interrupted(signum: int, frame: Any) -> None:
+    raise Interrupted(f"stopped by {signal.Signals(signum).name}")
+
+
+@contextlib.contextmanager
+def _term_interrupts() -> Iterator[None]:
+    """Outside the event loop (e.g. while the engine starts) SIGTERM stops the command as
+    Ctrl-C does; inside it `_judge` handles both."""
+    old = signal.signal(signal.SIGTERM, _raise_interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
+
+
 async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
                  tools: dict[str, list[dict[str, Any]]], prompts: Any = None) -> Any:
     from backends.client import ChatClient
+    from backends.fdlimit import connection_budget
     from evaluator.judges.pool import JudgePool
 
-    clients = [ChatClient(ep, max_connections=max(64, 2 * settings.concurrency))
+    # pools within the open-file limit (backends.fdlimit), shared by the judge endpoints
+    share = max(4, connection_budget() // max(1, len(settings.endpoints)))
+    clients = [ChatClient(ep, max_connections=min(max(64, 2 * settings.concurrency), share))
                for ep in settings.endpoints]
     try:
         pool = JudgePool(run_dir, settings, client=clients, tasks=tasks, tool_schemas=tools,
                          prompts=prompts)
-        return await pool.judge_run(rerun=settings.rerun)
+        job = asyncio.ensure_future(pool.judge_run(rerun=settings.rerun))
+        signalled: list[str] = []
+        loop = asyncio.get_running_loop()
+
+        def on_signal(sig: signal.Signals) -> None:
+            signalled.append(sig.name)
+            job.cancel()
+
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, on_signal, sig)
+        try:
+            return await job
+        except asyncio.CancelledError:
+            if not signalled:
+                raise
+            await pool.abort()  # what is judged is written; what is in flight is dropped
+            raise Interrupted(f"stopped by {signalled[0]}", pool.stats.judged) from None
+        finally:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(sig)
+            signal.signal(signal.SIGTERM, _raise_interrupted)  # until the command ends
     finally:
         for c in clients:
             await c.close()

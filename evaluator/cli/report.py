@@ -31,6 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run_report(args: argparse.Namespace) -> int:
     from evaluator.report import ReportInputError, build_report, load_run, write_report
+    from evaluator.run.results import ResultsCorrupt
 
     if args.success_threshold is not None and not 0.0 <= args.success_threshold <= 1.0:
         print(f"--success-threshold must be in [0, 1], got {args.success_threshold}",
@@ -39,7 +40,7 @@ def run_report(args: argparse.Namespace) -> int:
     try:
         runs = [load_run(d, success_threshold=args.success_threshold,
                          use_scoring=not args.no_scoring) for d in args.run_dirs]
-    except ReportInputError as exc:
+    except (ReportInputError, ResultsCorrupt) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1
     report = build_report(runs, n_boot=args.bootstrap, seed=args.seed, backend=args.backend)

@@ -98,6 +98,7 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
 
 def run_command(args: argparse.Namespace) -> int:
     from evaluator.config import ConfigError
+    from evaluator.run.results import ResultsCorrupt
     from evaluator.run.sweep import EXIT_USAGE, RunRequest, SweepError, run_sweep
 
     try:
@@ -119,7 +120,7 @@ def run_command(args: argparse.Namespace) -> int:
         runner = asyncio.run
     try:
         result = runner(run_sweep(request))
-    except SweepError as exc:
+    except (SweepError, ResultsCorrupt) as exc:  # ResultsCorrupt names file:line and repair
         print(f"agentsweep run: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(result.summary)

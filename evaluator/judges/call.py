@@ -1,13 +1,14 @@
 """One judge call with retries: structured output request, tolerant parse, typed failure.
 
 Retry policy:
-- unparseable output, a 4xx answer or a malformed body: retried up to `max_attempts` in all;
+- unparseable output or a 4xx answer: retried up to `max_attempts` in all;
   attempt `retry_temperature_from` (1-based) and later use `retry_temperature` (a
   deterministic judge would otherwise repeat the same output; the reference judges 10 times,
   the 8th to 10th at 0.7), and after a 4xx the `response_format` is dropped in case the
   server does not support guided decoding. Then `JudgeFailed` (recorded as a judge error).
-- `InfrastructureError` (connection, timeout, 5xx after the client's own retries): retried up
-  to `infra_attempts`, then re-raised; the caller records nothing, so a later run retries.
+- `InfrastructureError` (connection, timeout, 5xx or a malformed 200 body after the client's
+  own retries): retried up to `infra_attempts`, then re-raised; the caller records nothing,
+  so a later run retries. A malformed body is the server's fault, never a judge verdict.
 - a 400 saying the prompt plus `max_tokens` exceed the model's context (a profile's answer
   budget written for a long-context judge, on a small local one) is asked again once with
   `max_tokens` cut to what the context leaves, without counting an attempt; the prompt is
@@ -24,7 +25,7 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from backends.chat_wire import json_schema_format
-from backends.errors import HTTPStatusError, InfrastructureError, MalformedResponse
+from backends.errors import HTTPStatusError, InfrastructureError
 from backends.types import ChatMessage, ChatResponse, SamplingParams
 
 from .parse import JudgeParseError
@@ -105,10 +106,6 @@ async def call_judge(
             attempts += 1
             detail = f"judge request rejected: {exc}"
             structured = False
-            continue
-        except MalformedResponse as exc:
-            attempts += 1
-            detail = f"malformed judge response: {exc.detail}"
             continue
         attempts += 1
         raw = response.message.content or ""

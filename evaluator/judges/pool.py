@@ -24,12 +24,13 @@ from typing import Any
 import msgspec
 
 from backends.errors import InfrastructureError
+from backends.fdlimit import is_fd_exhaustion
 from bench_data.types import Task
 from evaluator.records import EpisodeRecord, Judgement
 from evaluator.run.results import (
     EPISODES_FILE,
-    ResultsCorrupt,
     ResultWriter,
+    corrupt_line,
     iter_records,
     scan_lines,
 )
@@ -57,7 +58,7 @@ def read_judgements(run_dir: str | Path) -> list[Judgement]:
         try:
             out.append(_decoder.decode(line))
         except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise ResultsCorrupt(f"{path}:{n}: cannot decode judgement: {exc}") from None
+            raise corrupt_line(path, n, "judgement", exc) from None
     return out
 
 
@@ -158,6 +159,17 @@ class JudgePool:
         if self._crash is not None:
             raise RuntimeError(f"a judge worker failed: {self._crash!r}") from self._crash
 
+    async def abort(self) -> None:
+        """Stop at once: cancel the workers (judgements in flight are dropped, so a later run
+        judges them), write what is already judged. Safe after `close()`."""
+        for w in self._workers:
+            w.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+        self._workers = []
+        if self._writer is not None:
+            await self._writer.close()
+            self._writer = None
+
     async def judge_run(self, rerun: bool = False) -> PoolStats:
         """The separate stage: judge every episode of RUN_DIR/episodes.jsonl not judged yet."""
         if not (self.run_dir / EPISODES_FILE).exists():
@@ -180,7 +192,7 @@ class JudgePool:
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # noqa: BLE001 - kept and re-raised by close()
-                if isinstance(exc, InfrastructureError):
+                if isinstance(exc, InfrastructureError) or is_fd_exhaustion(exc):
                     self.stats.infra_failed += 1
                 elif self._crash is None:
                     self._crash = exc

@@ -18,8 +18,9 @@ Rules applied here (documented in docs/protocols.md):
 - text that looks like an unparsed hermes `<tool_call>` stays text (counted in
   `extra["unparsed_tool_call_text"]`): it is the model's fault, not ours;
 - a request the server rejects for exceeding the context window ends the episode:
-  "context_overflow"; a malformed response ends it: "agent_error". Infrastructure errors
-  (`backends.errors.InfrastructureError`) and other HTTP errors propagate to the scheduler.
+  "context_overflow". Infrastructure errors (`backends.errors.InfrastructureError`, a
+  malformed 200 body included: a server fault, never the model's) and other HTTP errors
+  propagate to the scheduler, which retries the episode and never scores it.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import re
 import time
 from typing import Any
 
-from backends.errors import HTTPStatusError, MalformedResponse
+from backends.errors import HTTPStatusError
 from backends.types import ChatMessage, ChatResponse, ToolCall, Usage
 from cache_store.types import ToolOutcome
 from evaluator.records import EpisodeRecord, ToolCallRecord
@@ -125,10 +126,6 @@ class Episode:
             if is_context_overflow(exc):
                 raise EpisodeEnded("context_overflow", f"{role}: {exc}") from None
             raise
-        except MalformedResponse as exc:
-            raise EpisodeEnded(
-                "agent_error" if role == "agent" else "user_error", f"{role}: {exc}"
-            ) from None
         finally:
             self.timings[role] = self.timings.get(role, 0.0) + time.perf_counter() - t0
         usage = self.usage.get(role)

@@ -75,7 +75,8 @@ def iter_jsonl(path: Path, type_: type) -> Iterator[tuple[int, Any]]:
                 exc, msgspec.ValidationError
             ):
                 return
-            raise ReportInputError(f"{path}:{lineno}: {exc}") from None
+            raise ReportInputError(f"{path}:{lineno}: {exc}; `agentsweep repair {path.parent}` "
+                                   "moves undecodable lines aside") from None
 
 
 def episode_stat(rec: EpisodeRecord) -> EpisodeStat:

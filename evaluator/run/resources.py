@@ -24,10 +24,34 @@ class SweepError(Exception):
     """A run cannot start (bad config, data, run directory): the message says why."""
 
 
-class Resources:
-    """Everything a run opens, closed in reverse order by `aclose`."""
+# connection pools a run may open (agent, user simulator, tool simulator, judge): each gets
+# at most this share of the process's connection budget (backends.fdlimit)
+POOLS = 4
 
-    def __init__(self) -> None:
+
+def fd_caps(budget: int, config: AdmissionConfig) -> tuple[int, AdmissionConfig]:
+    """(connections per pool, admission settings whose caps fit in them) for a budget of
+    `budget` sockets in all: requests in flight per endpoint never exceed its pool."""
+    pool = max(4, budget // POOLS)
+    if config.max_cap <= pool:
+        return pool, config
+    return pool, msgspec.structs.replace(
+        config, max_cap=pool, initial_cap=min(config.initial_cap, pool),
+        min_cap=min(config.min_cap, pool))
+
+
+class Resources:
+    """Everything a run opens, closed in reverse order by `aclose`.
+
+    Connection pools and admission caps are sized from the open-file limit (raised to the hard
+    limit when `agentsweep` starts): `fd_budget` sockets in all, a quarter per pool."""
+
+    def __init__(self, fd_budget: int | None = None) -> None:
+        from backends.fdlimit import connection_budget
+
+        self.fd_budget = connection_budget() if fd_budget is None else fd_budget
+        self.pool_size = max(4, self.fd_budget // POOLS)
+        self.notes: list[str] = []
         self.server: Any = None
         self.clients: dict[tuple[Any, ...], ChatClient] = {}
         self.admission: dict[str, AdmissionController] = {}
@@ -40,15 +64,31 @@ class Resources:
                ep.max_retries)
         c = self.clients.get(key)
         if c is None:
+            # within the open-file limit; admission_for() says so when the caps must shrink
+            max_connections = min(max_connections, self.pool_size)
             c = self.clients[key] = ChatClient(ep, max_connections=max_connections)
         return c
 
     def admission_for(self, base_url: str, config: AdmissionConfig) -> AdmissionController:
-        """The one admission controller of an endpoint, shared by every role that uses it."""
+        """The one admission controller of an endpoint, shared by every role that uses it;
+        its caps never exceed the endpoint's connection pool."""
         adm = self.admission.get(base_url)
         if adm is None:
-            adm = self.admission[base_url] = AdmissionController(base_url, config)
+            _, fitted = fd_caps(self.fd_budget, config)
+            if fitted is not config:
+                self._note(f"admission.max_cap {config.max_cap}")
+            adm = self.admission[base_url] = AdmissionController(base_url, fitted)
         return adm
+
+    def _note(self, what: str) -> None:
+        from backends.fdlimit import nofile_limit
+
+        if not self.notes:
+            soft = nofile_limit()[0]
+            line = (f"note: open-file limit {soft}: {what} per endpoint capped at "
+                    f"{self.pool_size} (raise the hard limit, `ulimit -Hn`, for more)")
+            self.notes.append(line)
+            print(line, file=sys.stderr)
 
     async def aclose(self) -> None:
         for t in self.tasks:
@@ -117,7 +157,10 @@ def open_router(ep: Endpoint, rc: RoleConfig, res: Resources) -> Any:
                    and getattr(r, f) != getattr(Endpoint(), f)}
         urls.append(msgspec.structs.replace(ep, base_url=r.base_url, **changed))
     settings = msgspec.convert(rc.routing, RouterSettings)
-    router = Router(urls, model=ep.model or None, settings=settings, template=ep)
+    # the role's share of the open-file budget, split over its replicas
+    per_replica = max(4, min(4096, res.pool_size // max(1, len(urls))))
+    router = Router(urls, model=ep.model or None, settings=settings, template=ep,
+                    max_connections=per_replica)
     res.routers.append(router)
     return router
 

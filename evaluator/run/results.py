@@ -43,6 +43,13 @@ class ResultsCorrupt(ValueError):
     """A line other than the last one of a results file cannot be decoded."""
 
 
+def corrupt_line(path: Path, n: int, what: str, exc: BaseException) -> ResultsCorrupt:
+    """The error for line `n` of a results file: the file, the line, what is wrong, and the
+    command that moves such lines aside (one line)."""
+    return ResultsCorrupt(f"{path}:{n}: cannot decode {what}: {exc}; "
+                          f"`agentsweep repair {path.parent}` moves undecodable lines aside")
+
+
 class _UnitOnly(msgspec.Struct):
     unit: UnitId
 
@@ -80,7 +87,7 @@ def _decode(decoder: msgspec.json.Decoder, path: Path, n: int, line: bytes) -> A
     try:
         return decoder.decode(line)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise ResultsCorrupt(f"{path}:{n}: cannot decode record: {exc}") from None
+        raise corrupt_line(path, n, "record", exc) from None
 
 
 def finished_keys(run_dir: str | Path, *, repair: bool = False) -> set[str]:

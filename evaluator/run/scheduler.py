@@ -3,7 +3,8 @@
 Units `(run, task, trial, seed)` are ordered by task with all trials of a task adjacent, so
 the trials of a task start together and (sharing one session id) hit the same prefix cache.
 Each episode is a coroutine; at most `concurrency` are in flight. A unit whose episode raises
-`InfrastructureError` is retried from scratch (bounded, exponential backoff with jitter); when
+`InfrastructureError`, or runs out of file descriptors (EMFILE), is retried from scratch
+(bounded, exponential backoff with jitter); when
 retries are exhausted it goes to failures.jsonl, never into the episodes as an agent failure.
 
 Stopping: `request_stop()` (Ctrl-C) stops starting episodes and lets the running ones finish
@@ -22,6 +23,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import msgspec
 
 from backends.errors import InfrastructureError
+from backends.fdlimit import is_fd_exhaustion
 from bench_data.types import Task
 from evaluator.config import RetryConfig
 from evaluator.records import EpisodeRecord, UnitId
@@ -187,7 +189,13 @@ class Scheduler:
                 ticket = EpisodeTicket(order, sid)
                 try:
                     record = await self.episode_fn(unit, task, ticket)
-                except InfrastructureError as exc:
+                except Exception as exc:  # noqa: BLE001 - never scored, see below
+                    if not (isinstance(exc, InfrastructureError) or is_fd_exhaustion(exc)):
+                        # a bug or a rejected request: the unit fails, not retried
+                        counters.errors += 1
+                        self._fail(unit, "error", exc, attempt)
+                        return
+                    # infrastructure (or too many open files): retry the episode
                     counters.infra_retries += 1
                     if attempt >= retry.max_attempts:
                         counters.infra_failures += 1
@@ -196,10 +204,6 @@ class Scheduler:
                     cap = min(retry.backoff_cap_s, retry.backoff_s * 2 ** (attempt - 1))
                     await asyncio.sleep(random.uniform(cap / 2, cap))
                     continue
-                except Exception as exc:  # noqa: BLE001 - a bug or a rejected request: not scored
-                    counters.errors += 1
-                    self._fail(unit, "error", exc, attempt)
-                    return
                 record.infra_retries = attempt - 1
                 record.timings["queue"] = ticket.queue_s
                 self.writer.put(record)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import re
 import signal
 import sys
 import time
@@ -90,8 +91,9 @@ def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
         config, text = load_config(cfg_path, first + list(request.overrides))
         return config, text, run_dir, manifest
     config, text = load_config(request.config_path, list(request.overrides))
-    name = config.name or (
-        f"{Path(config.data.dataset).stem}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
+    stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(config.data.dataset).stem).lstrip("._-")
+    name = config.name or (  # a safe name, as config.name must be (config_check.RUN_NAME)
+        f"{stem[:150] or 'run'}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
     )
     run_dir = Path(config.out) / name
     if (run_dir / MANIFEST_FILE).exists():

@@ -126,14 +126,27 @@ async def test_timeout_raises_request_timeout(stub: StubProcess) -> None:
     assert c.stats.timeouts == 1 and c.stats.in_flight == 0
 
 
-async def test_malformed_body_has_clear_message(stub: StubProcess) -> None:
-    async with client_for(stub.url) as c:
+async def test_malformed_body_is_retried_then_an_infrastructure_error(stub: StubProcess) -> None:
+    async with client_for(stub.url, max_retries=2) as c:
         with pytest.raises(MalformedResponse) as info:
             await c.chat(MSGS, model="m", extra_headers={"X-Stub-Mode": "malformed"})
     msg = str(info.value)
     assert "/chat/completions" in msg and "body starts" in msg and "chatcmpl-stub" in msg
-    assert not isinstance(info.value, InfrastructureError)
-    assert c.stats.malformed == 1 and c.stats.attempts == 1
+    assert "after 3 attempts" in msg and info.value.attempts == 3
+    assert isinstance(info.value, InfrastructureError)  # the server's fault: never scored
+    assert c.stats.malformed == 3 and c.stats.attempts == 3 and c.stats.retries == 2
+    assert c.stats.failed == 1 and c.stats.succeeded == 0 and c.stats.in_flight == 0
+
+
+@pytest.mark.parametrize("kind", ["truncated", "not_json", "no_choices", "empty_choices",
+                                  "no_message"])
+async def test_each_garbled_200_is_retried_like_a_5xx(stub: StubProcess, kind: str) -> None:
+    msgs = [ChatMessage(role="user", content=f"garble {kind} {rid()}")]  # a fresh body
+    headers = {"X-Stub-Garble-First": "2", "X-Stub-Garble-Kind": kind}
+    async with client_for(stub.url) as c:
+        r = await c.chat(msgs, model="m", extra_headers=headers)
+    assert r.message.content == "stub answer" and r.attempts == 3
+    assert c.stats.malformed == 2 and c.stats.retries == 2 and c.stats.succeeded == 1
 
 
 async def test_400_is_not_retried(stub: StubProcess) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -307,3 +308,44 @@ def test_missing_or_invalid_run_dir(tmp_path, capsys):
     (cfg / "config.toml").write_text("[judge]\nconcurrency = 3\n")
     assert judge_cli(str(cfg), "--concurrency", "0") == 2
     assert "judge.concurrency must be >= 1" in capsys.readouterr().err
+
+
+def test_sigterm_exits_130_with_a_hint_and_keeps_what_was_judged(sample_run, tmp_path):
+    from perf.stub_server import start_stub
+
+    run_dir = copy_run(sample_run, tmp_path / "t")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    judgements = run_dir / "judgements.jsonl"
+    with start_stub("--mode", "schema", "--sleep", "0.3") as slow:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "evaluator.cli", "judge", str(run_dir), "--judge-url",
+             slow.url, "--concurrency", "1"], cwd=REPO, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            for _ in range(6000):  # bounded wait for the first judgement (at most ~60 s)
+                if judgements.exists() and judgements.read_bytes().count(b"\n") >= 1:
+                    break
+                assert proc.poll() is None, proc.communicate()
+                threading.Event().wait(0.01)
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 130, err
+    assert out == ""  # no summary of a partial judging
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert "stopped by SIGTERM" in lines[0] and f"agentsweep judge {run_dir}`" in lines[0]
+    first = read_judgements(run_dir)
+    assert 1 <= len(first) < 10 and judgements.read_bytes().endswith(b"\n")
+    assert f"{len(first)} judgements saved" in lines[0]
+    with start_stub("--mode", "schema") as fast:
+        r = subprocess.run([sys.executable, "-m", "evaluator.cli", "judge", str(run_dir),
+                            "--judge-url", fast.url], cwd=REPO, env=env, text=True,
+                           capture_output=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert f"judged {10 - len(first)} (0 judge errors), {len(first)} already judged" in r.stdout
+    keys = [(j.trajectory_hash, j.kind) for j in read_judgements(run_dir)]
+    assert len(keys) == 10 and len(set(keys)) == 10

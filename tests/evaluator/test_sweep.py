@@ -31,7 +31,8 @@ def _cli(*args: str, home: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _grid(path: Path, out: Path, stub: str, judge: str, name: str = "g") -> Path:
+def _grid(path: Path, out: Path, stub: str, judge: str, name: str = "g",
+          concurrency: int = 64) -> Path:
     path.write_text(f'''
 name = "{name}"
 out = "{out}"
@@ -41,6 +42,7 @@ judge = true
 [set]
 plugins = ["tests.toybench"]
 progress = "off"
+concurrency = {concurrency}
 "engine.url" = "{stub}"
 "judge.endpoints" = [{{ base_url = "{judge}" }}]
 "agent.endpoint.extra_headers" = {HEADERS}

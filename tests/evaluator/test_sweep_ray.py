@@ -96,11 +96,16 @@ def test_a_grid_on_ray_equals_the_local_run_and_survives_a_killed_runner(tmp_pat
 
     with start_stub("--mode", "text", "--sleep", "0.3") as agent, \
             start_stub("--mode", "schema") as judge:
-        local = _grid(tmp_path / "local.toml", tmp_path / "local", agent.url, judge.url)
+        # one episode at a time (0.3 s each): the kill below lands inside the first cell, not
+        # after it (with all its episodes in flight at once a cell ended within milliseconds
+        # of its second record, and the test raced the runner to it)
+        local = _grid(tmp_path / "local.toml", tmp_path / "local", agent.url, judge.url,
+                      concurrency=1)
         p = _sweep(str(local), home=tmp_path)
         _, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
-        grid = _grid(tmp_path / "ray.toml", tmp_path / "ray", agent.url, judge.url)
+        grid = _grid(tmp_path / "ray.toml", tmp_path / "ray", agent.url, judge.url,
+                     concurrency=1)
         p = _sweep(str(grid), "--ray", "local", "--lease-timeout", "30", home=tmp_path)
         # a bound on a stuck cluster, not a timing assertion: a loaded 2-core CI machine
         # starts Ray slowly, so it is generous, and the sweep's own output is shown if hit
