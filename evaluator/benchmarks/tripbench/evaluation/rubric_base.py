@@ -142,8 +142,9 @@ def selected(kind: str, plan: TripPlan, e: RubricParams, ctx: Ctx) -> list[Row]:
         if kind in ("hotel", "room") and day.hotel is not None:
             if kind == "hotel":
                 ids.append((day.hotel.id, {"date": day.date}))
-            ids += [(r.id, {"date": day.date, "room_num": r.room_num})
-                    for r in day.hotel.products]
+            else:
+                ids += [(r.id, {"date": day.date, "room_num": r.room_num})
+                        for r in day.hotel.products]
         for act in day.activities:
             wanted = {"attraction": ATTRACTION, "restaurant": RESTAURANT,
                       "transport": INTERCITY}.get(kind)

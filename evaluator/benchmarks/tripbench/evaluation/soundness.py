@@ -79,7 +79,8 @@ def _transfer_day(day: DayPlan) -> bool:
 
 def time_continuity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
     """No two activities overlap; no idle gap longer than two hours except on transfer days;
-    activities other than intercity travel and its check-in lie between 06:00 and 24:00."""
+    the day's programme (attractions and meals) lies between 06:00 and 24:00 (travel, check-in
+    and transfers around a late or early intercity leg may lie outside)."""
     out: list[Violation] = []
     for day in _plan(parsed).daily_schedule:
         previous: tuple[int, int] | None = None
@@ -87,7 +88,7 @@ def time_continuity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Vi
             times = span(act.time)
             if times is None:
                 continue
-            if act.type not in (INTERCITY, FLIGHT_CHECK_IN) and (
+            if act.type in (ATTRACTION, RESTAURANT) and (
                     times[0] < DAY_START or times[1] > DAY_END):
                 out.append(Violation(CONTINUITY, f"{act.type} {act.time} outside 06:00-24:00",
                                      day.date, [act.id] if act.id else []))

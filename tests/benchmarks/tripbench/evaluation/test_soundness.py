@@ -48,11 +48,19 @@ def test_continuity_gap_only_on_non_transfer_days(world, task):
 
 def test_continuity_daily_bounds(world, task):
     plan = baseline_plan()
-    day(plan, 1)["activities"][0]["time"] = "05:45-08:45"
+    day(plan, 1)["activities"][0]["time"] = "05:30-05:45"
+    day(plan, 1)["activities"][1]["time"] = "05:45-08:45"
+    day(plan, 1)["activities"][2]["time"] = "08:45-12:00"
     assert messages(S.time_continuity, plan, world, task) == [
-        "Local Transportation 05:45-08:45 outside 06:00-24:00"]
-    plan = baseline_plan()                 # an early check-in before a flight is fine
+        "Attraction 05:45-08:45 outside 06:00-24:00"]
+    plan = baseline_plan()                 # dinner past midnight
+    day(plan, 1)["activities"][7]["time"] = "16:30-00:15"
+    assert messages(S.time_continuity, plan, world, task) == [
+        "Restaurant 16:30-00:15 outside 06:00-24:00",
+        "Local Transportation 17:30-17:45 overlaps the previous activity"]
+    plan = baseline_plan()                 # an early check-in, a late transfer are fine
     day(plan, 0)["activities"][0]["time"] = "05:00-09:00"
+    day(plan, 0)["activities"][12]["time"] = "23:50-00:20"
     assert run(S.time_continuity, plan, world, task) == []
 
 
