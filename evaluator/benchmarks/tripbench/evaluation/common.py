@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Sequence
 from datetime import date, timedelta
 from typing import Any, Protocol
@@ -140,15 +141,24 @@ def estimate_minutes(a: tuple[float, float], b: tuple[float, float]) -> int:
 
 
 def city_ids(world: WorldView, names: Sequence[str]) -> dict[str, str]:
-    """Resolved city names (case-insensitive, trimmed) -> city id; unknown names left out."""
+    """Resolved city names -> city id; unknown names left out. A name matches a city exactly,
+    case-insensitively, or by containing exactly one city's name ("Shanghai City",
+    "Shanghai (Pudong)")."""
     out: dict[str, str] = {}
+    known: list[dict[str, Any]] | None = None
     for name in names:
-        row = world.city_by_name(name.strip())
+        key = name.strip()
+        row = world.city_by_name(key)
         if row is None:
-            rows = world.query("SELECT * FROM cities WHERE lower(name) = lower(?)", (name.strip(),))
-            row = rows[0] if rows else None
+            if known is None:
+                known = world.query("SELECT id, name FROM cities")
+            lower = key.lower()
+            exact = [c for c in known if c["name"].lower() == lower]
+            inside = [c for c in known if re.search(rf"\b{re.escape(c['name'].lower())}\b",
+                                                     lower)]
+            row = exact[0] if exact else inside[0] if len(inside) == 1 else None
         if row is not None:
-            out[name.strip()] = row["id"]
+            out[key] = row["id"]
     return out
 
 

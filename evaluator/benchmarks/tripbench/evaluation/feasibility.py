@@ -14,7 +14,18 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .common import Trip, Violation, WorldView, city_ids, day_cities, span, transport
-from .plan import ATTRACTION, INTERCITY, RESTAURANT, DayPlan, ParsedPlan
+from .plan import (
+    ATTRACTION,
+    INTERCITY,
+    RESTAURANT,
+    DayPlan,
+    ParsedPlan,
+    TripPlan,
+    as_plan,
+    format_issues,
+)
+
+PlanArg = ParsedPlan | TripPlan
 
 STRUCTURAL = "structural_validity"
 POI = "poi_validity"
@@ -22,12 +33,13 @@ COMPLETENESS = "information_completeness"
 TRANSPORT = "transport_validity"
 
 
-def structural_validity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def structural_validity(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """The answer parses as JSON of the itinerary format: the `trip_plan` wrapper, only the
     format's field names, dates as YYYY-MM-DD and times as HH:MM-HH:MM, known activity types,
     `id`/`products` exactly on intercity transport, attractions and restaurants, positive
     quantities and room counts, days sorted by date and activities by time."""
-    return [Violation(STRUCTURAL, issue) for issue in parsed.issues]
+    issues = parsed.issues if isinstance(parsed, ParsedPlan) else format_issues(parsed)
+    return [Violation(STRUCTURAL, issue) for issue in issues]
 
 
 def _intended_cities(day: DayPlan, world: WorldView, trip: Trip) -> tuple[set[str], str | None]:
@@ -41,13 +53,12 @@ def _intended_cities(day: DayPlan, world: WorldView, trip: Trip) -> tuple[set[st
     return allowed, last
 
 
-def poi_validity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def poi_validity(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """Every referenced restaurant, attraction and hotel exists in the sandbox and lies in an
     intended planning city of its day (a destination named in the day's `cities`; the hotel
     in the city the day ends in); every ticket, set menu and room product exists and belongs
     to the POI it is listed under."""
-    plan = parsed.plan
-    assert plan is not None
+    plan = as_plan(parsed)
     out: list[Violation] = []
     for day in plan.daily_schedule:
         allowed, last = _intended_cities(day, world, trip)
@@ -87,12 +98,11 @@ def poi_validity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Viola
     return out
 
 
-def transport_validity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def transport_validity(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """Every intercity leg is a real flight or train of the sandbox, on the day it is
     scheduled, at its timetable times (the activity's time equals departure-arrival), between
     the cities the day names, and its seat products are seats of that flight or train."""
-    plan = parsed.plan
-    assert plan is not None
+    plan = as_plan(parsed)
     out: list[Violation] = []
     for day in plan.daily_schedule:
         names = day_cities(day.cities)
@@ -131,11 +141,10 @@ def transport_validity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list
     return out
 
 
-def _legs(parsed: ParsedPlan, world: WorldView) -> list[tuple[str, str, str, str]]:
+def _legs(parsed: PlanArg, world: WorldView) -> list[tuple[str, str, str, str]]:
     """(date, from_city, to_city, id) of the plan's known intercity legs, in plan order."""
-    assert parsed.plan is not None
     legs = []
-    for day in parsed.plan.daily_schedule:
+    for day in as_plan(parsed).daily_schedule:
         for act in day.activities:
             row = transport(world, act.id) if act.type == INTERCITY else None
             if row is not None:
@@ -143,14 +152,13 @@ def _legs(parsed: ParsedPlan, world: WorldView) -> list[tuple[str, str, str, str
     return legs
 
 
-def information_completeness(parsed: ParsedPlan, world: WorldView,
+def information_completeness(parsed: PlanArg, world: WorldView,
                              trip: Trip) -> list[Violation]:
     """The plan gives the task's dates and party size, one schedule per date of the trip, the
     required intercity legs in order (outbound, connections, return; on their dates when the
     task fixes the nights), at least one restaurant and one attraction on every non-transfer
     day, and a hotel with rooms for every night (all days but the return day)."""
-    plan = parsed.plan
-    assert plan is not None
+    plan = as_plan(parsed)
     out: list[Violation] = []
 
     def miss(message: str, day: str | None = None, ids: list[str] | None = None) -> None:
@@ -191,7 +199,7 @@ def information_completeness(parsed: ParsedPlan, world: WorldView,
     return out
 
 
-CHECKS: dict[str, Callable[[ParsedPlan, WorldView, Trip], list[Violation]]] = {
+CHECKS: dict[str, Callable[[PlanArg, WorldView, Trip], list[Violation]]] = {
     STRUCTURAL: structural_validity,
     POI: poi_validity,
     COMPLETENESS: information_completeness,

@@ -259,3 +259,11 @@ def with_previous(parsed: ParsedPlan, previous: TripPlan | None) -> ParsedPlan:
         return parsed
     merged = msgspec.structs.replace(plan, daily_schedule=previous.daily_schedule)
     return ParsedPlan(merged, None, parsed.issues)
+
+
+def as_plan(plan: ParsedPlan | TripPlan) -> TripPlan:
+    """The decoded plan of a check's argument (a `ParsedPlan` or a bare `TripPlan`)."""
+    inner = plan.plan if isinstance(plan, ParsedPlan) else plan
+    if inner is None:
+        raise ValueError("the answer holds no plan; scoring fails every check for it")
+    return inner

@@ -41,6 +41,7 @@ from .plan import (
     DayPlan,
     ParsedPlan,
     TripPlan,
+    as_plan,
 )
 
 CONTINUITY = "time_continuity"
@@ -58,9 +59,8 @@ SAME_PLACE_KM = 0.05
 RESTAURANT_MAX_KM = 20.0
 
 
-def _plan(parsed: ParsedPlan) -> TripPlan:
-    assert parsed.plan is not None
-    return parsed.plan
+PlanArg = ParsedPlan | TripPlan
+_plan = as_plan
 
 
 def _poi(world: WorldView, act: Activity) -> dict[str, Any] | None:
@@ -77,7 +77,7 @@ def _transfer_day(day: DayPlan) -> bool:
     return any(act.type == INTERCITY for act in day.activities) or "->" in day.cities
 
 
-def time_continuity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def time_continuity(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """No two activities overlap; no idle gap longer than two hours except on transfer days;
     the day's programme (attractions and meals) lies between 06:00 and 24:00 (travel, check-in
     and transfers around a late or early intercity leg may lie outside)."""
@@ -103,7 +103,7 @@ def time_continuity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Vi
     return out
 
 
-def activity_duration(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def activity_duration(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """An attraction visit lasts more than 30 minutes and at most 1.5 h more or less than the
     attraction's suggested duration; a meal lasts 45 to 90 minutes."""
     out: list[Violation] = []
@@ -124,7 +124,7 @@ def activity_duration(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[
     return out
 
 
-def opening_hours(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def opening_hours(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """Attractions and restaurants are visited while open: not on the attraction's closed
     weekdays, starting at most 30 minutes before opening and ending at most 30 after closing."""
     out: list[Violation] = []
@@ -147,7 +147,7 @@ def opening_hours(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Viol
     return out
 
 
-def intercity_buffer(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def intercity_buffer(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """Before a flight, a "Flight Check-in" of 1.5-2.5 h ends exactly at departure; before a
     train there is no check-in activity and the previous activity ends 15-30 minutes before
     departure; a "Flight Check-in" is always followed by a flight."""
@@ -225,7 +225,7 @@ def _transfer(here: Any, to: Any, moved: bool, minutes: int, label: str,
     return None
 
 
-def local_transfer(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def local_transfer(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """Whenever consecutive activities are at different places (the day starts at the previous
     night's hotel), a Local Transportation lies between them, lasting within 20 minutes of the
     route estimate; every day but the return day ends by returning to the hotel (Local
@@ -262,7 +262,7 @@ def _path(points: list[tuple[float, float]]) -> float:
     return sum(haversine_km(*a, *b) for a, b in itertools.pairwise(points))
 
 
-def spatial_logic(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def spatial_logic(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """Each restaurant is within 20 km of the places before and after it (attractions,
     restaurants, the hotel; not stations or airports), and a day's attractions are not visited
     in an order more than 1.5 times (and 10 km) longer than their best order."""
@@ -307,7 +307,7 @@ def spatial_logic(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Viol
     return out
 
 
-def experience_diversity(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def experience_diversity(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """No attraction and no restaurant appears twice in the itinerary."""
     out: list[Violation] = []
     seen: dict[str, str] = {}
@@ -337,7 +337,7 @@ def _restaurant_products(world: WorldView, act: Activity, people: int) -> str | 
     return None
 
 
-def product_consistency(parsed: ParsedPlan, world: WorldView, trip: Trip) -> list[Violation]:
+def product_consistency(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
     """Tickets are bought for every traveller where an attraction sells them; set menus
     (when chosen, or when one fits the party) serve the party without a superfluous menu;
     every night's rooms hold the party; intercity seats are one per traveller and available."""
@@ -378,7 +378,7 @@ def product_consistency(parsed: ParsedPlan, world: WorldView, trip: Trip) -> lis
     return out
 
 
-CHECKS: dict[str, Callable[[ParsedPlan, WorldView, Trip], list[Violation]]] = {
+CHECKS: dict[str, Callable[[PlanArg, WorldView, Trip], list[Violation]]] = {
     CONTINUITY: time_continuity,
     DURATION: activity_duration,
     OPENING: opening_hours,

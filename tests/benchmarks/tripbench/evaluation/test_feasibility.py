@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import msgspec
+
 from evaluator.benchmarks.tripbench.evaluation import feasibility as F
 from evaluator.benchmarks.tripbench.evaluation.plan import parse_plan
 from evaluator.benchmarks.tripbench.evaluation.task import EvalTask, Stay
@@ -131,3 +133,22 @@ def test_transport_validity_unknown_date_and_direction(world, task):
     assert messages == ["F0000003 runs on 2025-05-04",
                         ("F0000003 goes C0002->C0001, not as the day's cities "
                         "'Beijing -> Shanghai'")]
+
+
+def test_checks_take_a_bare_trip_plan(world, task):
+    plan = parse_plan(plan_text(baseline_plan())).plan
+    for name, check in F.CHECKS.items():
+        assert check(plan, world, task) == [], name
+    broken = msgspec.structs.replace(plan, start_date="2025/05/02")
+    found = F.structural_validity(broken, world, task)
+    assert [v.message for v in found] == ["start_date '2025/05/02' is not YYYY-MM-DD"]
+
+
+def test_city_names_are_matched_tolerantly(world, task):
+    plan = baseline_plan()
+    day(plan, 0)["cities"] = "beijing -> Shanghai City"
+    day(plan, 1)["cities"] = "Shanghai (Pudong)"
+    for check in (F.poi_validity, F.transport_validity, F.information_completeness):
+        assert run(check, plan, world, task) == []
+    day(plan, 1)["cities"] = "Shanghai or Hangzhou"           # two cities: no match
+    assert len(run(F.poi_validity, plan, world, task)) == 5
