@@ -112,3 +112,33 @@ def test_task_file_decodes(world):
     result = evaluate(plan_text(baseline_plan()), task, world)
     assert [r.type for r in result.rubrics] == ["STAR", "HEAT_SCORE"]
     assert result.f_user == 1
+
+
+POOL = ["", "25:00-26:00", "23:00-01:00", "A000001", "R000006", "F0000003", "T0000001",
+        "HR0000002", "X", 0, -3, 7, None, [], {}, "Attraction", "Restaurant",
+        "Intercity Transportation", "Flight Check-in", "Hotel Check-in", "Shanghai -> Beijing",
+        "2025-05-09", [{"id": "AP0000001", "quantity": 0}], [{"id": "RP0000003"}]]
+
+
+def test_mutated_plans_never_raise(world, task):
+    import random
+
+    rng = random.Random(11)
+    task = with_rubrics(task, PASS, FAIL_1, {"type": "DISTANCE", "max_km": 3,
+                                             "reference": "hotel"},
+                        {"type": "COST", "bound": {"max": 900}, "level": "person_total"},
+                        {"type": "COST_TRANSPORT", "max": 2000, "level": "round_trip"},
+                        {"type": "TIME_RETURN", "period": "evening"})
+    for _ in range(300):
+        plan = baseline_plan()
+        for _ in range(rng.randint(1, 4)):
+            target = day(plan, rng.randrange(3))
+            acts = target.get("activities")
+            if rng.random() < 0.7 and isinstance(acts, list) and acts:
+                act = rng.choice(acts)
+                act[rng.choice(["time", "type", "id", "products"])] = rng.choice(POOL)
+            else:
+                target[rng.choice(["date", "cities", "hotel", "activities"])] = rng.choice(POOL)
+        result = evaluate(plan_text(plan), task, world)
+        assert result.f_feas <= 4 and result.f_sound <= 8 and result.f_user <= 6
+        assert not (result.strict and not result.loose)
