@@ -16,6 +16,7 @@ private, so the sums hold); the SQLite ones all at once.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import gc
 import multiprocessing as mp
 import os
@@ -65,9 +66,8 @@ def sample_calls(world: World, n: int, seed: int = 1) -> list[tuple[str, dict[st
     for _ in range(n):
         city, day = rng.choice(cities), rng.choice(dates)
         nights = rng.randint(1, 4)
-        stay = {"check_in_date": day, "check_out_date": str(
-            __import__("datetime").date.fromisoformat(day)
-            + __import__("datetime").timedelta(days=nights))}
+        stay = {"check_in_date": day, "check_out_date": (
+            dt.date.fromisoformat(day) + dt.timedelta(days=nights)).isoformat()}
         fl, tr = rng.choice(flights), rng.choice(trains)
         out += [
             ("search_attractions", {"city": city, **pick_sort(

@@ -97,7 +97,12 @@ class TripEnvironmentFactory:
 
     async def open(self, request: EnvironmentRequest, simulator: Any,
                    simulator_model: str) -> TripEpisodes:
-        return TripEpisodes(self)
+        """Opens every task's world now (a connection and its meta: cheap), so `describe`
+        names them all for the manifest."""
+        episodes = TripEpisodes(self)
+        for task in request.taskset.tasks:
+            episodes.world(task)
+        return episodes
 
 
 ENVIRONMENT = TripEnvironmentFactory()

@@ -8,7 +8,7 @@ from typing import Any
 
 from .toolspec import ToolError
 from .world.db import World
-from .world.geo import haversine_km
+from .world.geo import EARTH_RADIUS_KM, haversine_km
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
@@ -47,6 +47,7 @@ class Query:
         self.outer_params: list[Any] = []
         self.distance = False
         self.ref: tuple[float, float] | None = None
+        self.sql_math = False
 
     def add(self, clause: str, *params: Any) -> Query:
         self.where.append(clause)
@@ -58,15 +59,17 @@ class Query:
         self.outer_params.extend(params)
         return self
 
-    def near(self, lat: float, lon: float, threshold: float | None, by_distance: bool) -> None:
+    def near(self, world: World, lat: float, lon: float, threshold: float | None,
+             by_distance: bool) -> None:
         """Compute `distance_km` in SQL when a filter or the order needs it (with a bounding
         box first); otherwise `page` computes it for the returned rows only."""
         self.ref = (lat, lon)
         if threshold is None and not by_distance:
             return
+        self.sql_math = world.sql_math
         self.distance = True
-        self.select += ", dist_km(?, ?, t.lat, t.lon) AS distance_km"
-        self.select_params += [lat, lon]
+        self.select += f", {distance_sql(self.sql_math)} AS distance_km"
+        self.select_params += distance_params(lat, lon, self.sql_math)
         if threshold is not None:
             dlat = threshold / 111.0 + 1e-6
             dlon = threshold / (111.0 * max(0.05, math.cos(math.radians(lat)))) + 1e-6
@@ -84,22 +87,37 @@ class Query:
         inner, params = self._inner()
         outer = f" WHERE {' AND '.join(self.outer)}" if self.outer else ""
         direction = "DESC" if descending else "ASC"
-        rows = world.query(
-            f"SELECT *, COUNT(*) OVER () AS _total FROM ({inner}){outer} "
-            f"ORDER BY {order} {direction}, id ASC LIMIT ? OFFSET ?",
-            [*params, *self.outer_params, size, (page - 1) * size])
-        if rows:
-            total = rows[0]["_total"]
+        # a separate COUNT beats COUNT(*) OVER () (which buffers every row) by ~10x
+        rows = world.query(f"SELECT * FROM ({inner}){outer} "
+                           f"ORDER BY {order} {direction}, id ASC LIMIT ? OFFSET ?",
+                           [*params, *self.outer_params, size, (page - 1) * size])
+        if page == 1 and len(rows) < size:
+            total = len(rows)
         else:
             total = world.one(f"SELECT COUNT(*) AS n FROM ({inner}){outer}",
                               [*params, *self.outer_params])["n"]
         for row in rows:
-            del row["_total"]
             if not self.distance and self.ref is not None and "lat" in row:
                 row["distance_km"] = haversine_km(*self.ref, row["lat"], row["lon"])
             if "distance_km" in row and row["distance_km"] is not None:
                 row["distance_km"] = round(row["distance_km"], 2)
         return total, rows
+
+
+def distance_sql(math_functions: bool) -> str:
+    """`geo.haversine_km(?, ?, t.lat, t.lon)` as SQL: the same operations in the same order
+    (so the same doubles) without a Python call per row; else the `dist_km` function."""
+    if not math_functions:
+        return "dist_km(?, ?, t.lat, t.lon)"
+    return (f"2 * {EARTH_RADIUS_KM!r} * asin(min(1.0, sqrt(pow(sin((radians(t.lat) - ?) / 2), 2)"
+            " + ? * cos(radians(t.lat)) * pow(sin(radians(t.lon - ?) / 2), 2))))")
+
+
+def distance_params(lat: float, lon: float, math_functions: bool) -> list[float]:
+    if not math_functions:
+        return [lat, lon]
+    p1 = math.radians(lat)
+    return [p1, math.cos(p1), lon]
 
 
 def paged(total: int, rows: list[dict[str, Any]], page: int, size: int, what: str

@@ -60,7 +60,7 @@ def search_attractions(world: World, **a: Any) -> dict[str, Any]:
             q.add(f"t.{column} >= ?", a[param])
     if a["free_only"]:
         q.add_outer("min_price = 0")
-    q.near(*ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
+    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
     total, rows = q.page(world, *_order(a, _ATTRACTION_SORT), a["page"], a["page_size"])
     return paged(total, [_attraction_out(r) for r in rows], a["page"], a["page_size"],
                  "attractions")
@@ -123,7 +123,9 @@ def search_hotels(world: World, **a: Any) -> dict[str, Any]:
     q = Query("t.id, t.name, t.star, t.brand, t.score, t.facilities, t.lat, t.lon, "
               f"(SELECT MIN(r.price) FROM hotel_rooms r WHERE r.hotel_id = t.id{rooms}) "
               "AS min_price", "hotels", room_params)
-    q.add("t.city_id = ?", city["id"]).add_outer("min_price IS NOT NULL")
+    q.add("t.city_id = ?", city["id"])
+    if room_where:                  # every hotel has rooms: only a room filter can drop one
+        q.add_outer("min_price IS NOT NULL")
     if a["hotel_name"]:
         q.add("t.name LIKE ?", f"%{a['hotel_name']}%")
     if a["brand"]:
@@ -138,7 +140,7 @@ def search_hotels(world: World, **a: Any) -> dict[str, Any]:
     for flag, facility in (("is_pet_friendly", "pet-friendly"), ("has_breakfast", "breakfast")):
         if a[flag] is not None:
             q.add(f"t.facilities {'' if a[flag] else 'NOT '}LIKE ?", f'%"{facility}"%')
-    q.near(*ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
+    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
     total, rows = q.page(world, *_order(a, _HOTEL_SORT), a["page"], a["page_size"])
     for row in rows:
         _hotel_out(row)
@@ -205,7 +207,7 @@ def search_restaurants(world: World, **a: Any) -> dict[str, Any]:
         q.add("t.avg_price <= ?", a["price_max"])
     if a["stars"] is not None:
         q.add("t.score >= ?", a["stars"])
-    q.near(*ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
+    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
     total, rows = q.page(world, *_order(a, _RESTAURANT_SORT), a["page"], a["page_size"])
     return paged(total, rows, a["page"], a["page_size"], "restaurants")
 

@@ -9,7 +9,7 @@ import pytest
 
 from cache_store.types import ERROR_CATEGORIES
 from evaluator.benchmarks.tripbench.tools import TOOL_NAMES, call, execute, tool_schemas
-from evaluator.benchmarks.tripbench.world import World
+from evaluator.benchmarks.tripbench.world import World, open_world
 from evaluator.benchmarks.tripbench.world.geo import route_estimate
 
 STAY = {"check_in_date": "2025-10-02", "check_out_date": "2025-10-04"}
@@ -101,6 +101,16 @@ def test_distance_from_a_given_point(world: World) -> None:
     assert out["results"][0]["id"] == "A000001" and out["results"][0]["distance_km"] == 0
     err(world, "search_attractions", {"city": "Shanghai", "latitude": 31.2}, "missing_required",
         "both latitude and longitude")
+
+
+def test_distance_in_sql_equals_the_python_function(world_path) -> None:
+    with open_world(world_path) as sql, open_world(world_path) as py:
+        py.sql_math = False                       # SQLite without math functions: dist_km()
+        for tool, city in (("search_restaurants", "Shanghai"), ("search_attractions", "Nanjing")):
+            args = {"city": city, "sort_key": "distance", "distance_threshold": 6,
+                    "page_size": 50}
+            assert call(sql, tool, args) == call(py, tool, args)
+            assert json.loads(call(sql, tool, args))["total"] > 0
 
 
 def test_attraction_detail_and_coordinates(world: World) -> None:

@@ -42,6 +42,7 @@ def test_same_seed_same_content_other_seed_differs(tmp_path: Path, world_path: P
     again = generate_world(tmp_path / "again.sqlite", "small", 0)
     other = generate_world(tmp_path / "other.sqlite", "small", 1)
     assert content_digest(again) == content_digest(world_path)
+    assert again.read_bytes() == world_path.read_bytes()   # same SQLite: the same file too
     assert content_digest(other) != content_digest(world_path)
     assert not list(tmp_path.glob(".*.tmp"))          # the temporary file was renamed
 

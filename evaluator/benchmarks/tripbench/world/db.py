@@ -53,6 +53,10 @@ class World:
             self.conn.close()
             raise WorldError(f"{self.path} is not a world database: {exc}") from None
         self._memo: dict[str, Any] = {}
+        try:                    # SQLite's math functions (compiled in on most builds)
+            self.sql_math = self.conn.execute("SELECT asin(sin(0.5))").fetchone() is not None
+        except sqlite3.OperationalError:
+            self.sql_math = False
         self._lock = threading.Lock()
 
     # -- pickling: a World travels to another process as its path --------------------------
