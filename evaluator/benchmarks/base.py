@@ -204,6 +204,9 @@ class Benchmark:
     prompts: the roles of the benchmark's prompt sets (None: no prompt sets).
     prompt_importer: `agentsweep prompts import` for the benchmark's released prompts:
         (checkout, out dir or None, set name, force) -> (out dir, manifest).
+    data_commands: adds the benchmark's own data actions, `agentsweep data <name> ACTION`
+        (e.g. generating a task set), to the argparse sub-parsers action it is given; each
+        action's parser sets `func` ((args) -> exit code).
     """
 
     name: str
@@ -222,6 +225,7 @@ class Benchmark:
     config_aliases: Mapping[str, str] = field(default_factory=dict)
     prompts: PromptRoles | None = None
     prompt_importer: Callable[..., tuple[Path, dict[str, Any]]] | None = None
+    data_commands: Callable[[Any], None] | None = None
     description: str = ""
 
     def __post_init__(self) -> None:
