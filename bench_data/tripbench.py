@@ -129,11 +129,12 @@ class Header(msgspec.Struct, kw_only=True, omit_defaults=True, forbid_unknown_fi
 
 
 class _Line(msgspec.Struct, forbid_unknown_fields=False, omit_defaults=True):
-    """Any line: the header, a generated task (has `turns`) or a flat task."""
+    """Any line: the header, a generated task (has `turns`/`trips`) or a flat task."""
 
     header: Header | None = None
     task_id: str | None = None
     turns: Any = None
+    trips: Any = None
 
 
 class FlatTask(msgspec.Struct, kw_only=True, forbid_unknown_fields=False):
@@ -249,7 +250,7 @@ def load_tripbench_file(path: Path | str, subset: str | None = None, *, skip_bad
             continue
         raw = raw_lines.get(lineno, b"")
         try:
-            if item.turns is not None:
+            if item.turns is not None or item.trips is not None:
                 task = task_decoder.decode(raw)
             else:
                 task = _from_flat(flat_decoder.decode(raw))

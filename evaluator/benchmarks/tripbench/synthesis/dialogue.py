@@ -134,10 +134,17 @@ def add_extras(rng: random.Random, turns: list[list[TurnEvent]], tier: Tier,
             events.append(TurnEvent(op=rng.choice(tier.extras)))
     if len(turns) < MAX_TURNS:
         turns.append([TurnEvent(op="issue")])
-    # every behaviour of the tier at least once where room allows
+    elif not any(e.op == "issue" for e in turns[-1]):
+        turns[-1].append(TurnEvent(op="issue"))
+    # every behaviour of the tier at least once: a turn of its own where room allows, else
+    # beside a later turn's instructions
     for op in tier.extras:
-        if not any(e.op == op for events in turns for e in events) and len(turns) < MAX_TURNS:
+        if any(e.op == op for events in turns for e in events):
+            continue
+        if len(turns) < MAX_TURNS:
             turns.insert(len(turns) - 1, [TurnEvent(op=op)])
+        elif len(turns) > 1:
+            turns[rng.randint(1, len(turns) - 1)].append(TurnEvent(op=op))
 
 
 def replay(turns: list[list[TurnEvent]], chains: list[Chain], prefs: dict[str, Preference],

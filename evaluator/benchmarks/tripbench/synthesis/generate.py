@@ -208,7 +208,7 @@ class Draw:
                 return None
         else:
             self.fill(target, "all", "A", [None, *(s.city for s in a.stays)])
-        if len(self.chains) < max(2, lo - 3):
+        if len(self.chains) < lo:
             return None
         n_first = min(rng.randint(first_lo, first_hi), len(self.chains))
         order = list(self.chains)
