@@ -26,12 +26,22 @@ Params = RubricParams
 
 @dataclass
 class Scope:
+    """Where a constraint applies: the trip (and optionally one city); `cache` (shared by a
+    generation run) keeps the rows read, by (kind, legs, city, trip)."""
+
     world: Any
     trip: Trip
     city: str | None = None
+    cache: dict[Any, list[dict[str, Any]]] | None = None
 
     def rows(self, kind: str, which: str = "all") -> list[dict[str, Any]]:
-        return candidates(kind, RubricParams(city=self.city), Ctx(self.world, self.trip), which)
+        key = (kind, which, self.city, msgspec.json.encode(self.trip))
+        if self.cache is not None and key in self.cache:
+            return self.cache[key]
+        rows = candidates(kind, RubricParams(city=self.city), Ctx(self.world, self.trip), which)
+        if self.cache is not None:
+            self.cache[key] = rows
+        return rows
 
 
 def _floor(v: float, step: float) -> float:

@@ -105,7 +105,7 @@ class Draw:
 
     def add_chain(self, kind: str, scope: str, city: str | None, trip_key: str) -> bool:
         trip = to_trip(self.trips[trip_key])
-        where = K.Scope(self.world, trip, city)
+        where = K.Scope(self.world, trip, city, self.checker.rows)
         e = K.first(kind, self.rng, where)
         if e is None or not self._ok(trip_key, self._specs(trip_key, [e])):
             return False
@@ -281,7 +281,7 @@ class Draw:
                 continue
             current = c.prefs[-2] if c.rollback else c.prefs[-1]
             e = rubrics.decode_spec(current.rubric)
-            bad = K.impossible(c.kind, K.Scope(self.world, trip, e.city), e)
+            bad = K.impossible(c.kind, K.Scope(self.world, trip, e.city, self.checker.rows), e)
             if bad is None or self._ok("A", self._specs("A", [bad])):
                 continue
             c.fit = self._pref(c.id, len(c.prefs), c.kind, bad, c.scope, infeasible=True)

@@ -18,7 +18,7 @@ import msgspec
 
 from ..evaluation import rubrics
 from ..evaluation.common import Trip, city_ids
-from ..evaluation.rubric_base import Ctx, RubricParams, candidates, fetch_ids, legs
+from ..evaluation.rubric_base import Ctx, RubricParams, candidates, legs
 
 POI_KINDS = ("attraction", "restaurant", "hotel")
 
@@ -42,7 +42,8 @@ class Checker:
         self.world = world
         self.factor = factor
         self._g: dict[tuple[bytes, bytes], rubrics.RubricRange] = {}
-        self._base: dict[tuple[str, bytes], list[str]] = {}
+        self._base: dict[tuple[str, bytes], dict[str, tuple]] = {}
+        self.rows: dict[Any, list[dict[str, Any]]] = {}  # the samplers' reads (constraints.Scope)
 
     def generate(self, e: RubricParams, trip: Trip) -> rubrics.RubricRange:
         key = (_key(e), msgspec.json.encode(trip))
@@ -50,11 +51,19 @@ class Checker:
             self._g[key] = rubrics.generate(e, self.world, trip)
         return self._g[key]
 
-    def base(self, kind: str, trip: Trip) -> list[str]:
+    def base(self, kind: str, trip: Trip) -> dict[str, tuple]:
+        """The kind's items in the trip's scope: id -> where it is (city, or city and hotel
+        for rooms, or from, to and date for services and seats)."""
         key = (kind, msgspec.json.encode(trip))
         if key not in self._base:
             rows = candidates(kind, RubricParams(), Ctx(self.world, trip), "all")
-            self._base[key] = [r["id"] for r in rows]
+            if kind in ("transport", "seat"):
+                where = {r["id"]: (r["from_city"], r["to_city"], r["date"]) for r in rows}
+            elif kind == "room":
+                where = {r["id"]: (r["city_id"], r["hotel_id"]) for r in rows}
+            else:
+                where = {r["id"]: (r["city_id"],) for r in rows}
+            self._base[key] = where
         return self._base[key]
 
     def check(self, trip: Trip, specs: list[RubricParams]) -> Solvability:
@@ -102,12 +111,14 @@ class Checker:
         for kind in ("attraction", "restaurant", "hotel", "room"):
             if kind not in kinds:
                 continue
-            rows = fetch_ids(self.world, kind, sorted(kinds[kind]))
-            if kind == "room" and "hotel" in kinds:
-                rows = {i: r for i, r in rows.items() if r["hotel_id"] in kinds["hotel"]}
+            where = self.base(kind, trip)
             per_city: dict[str, int] = {}
-            for r in rows.values():
-                per_city[r["city_id"]] = per_city.get(r["city_id"], 0) + 1
+            for i in kinds[kind]:
+                info = where.get(i)
+                if info is None or (kind == "room" and "hotel" in kinds
+                                    and info[1] not in kinds["hotel"]):
+                    continue
+                per_city[info[0]] = per_city.get(info[0], 0) + 1
             for stay in trip.stays:
                 need = max(1, stay.nights or 1) if kind in ("attraction", "restaurant") else 1
                 have = per_city.get(ids.get(stay.city, ""), 0)
@@ -117,9 +128,10 @@ class Checker:
         for kind in ("transport", "seat"):
             if kind not in kinds:
                 continue
-            rows = fetch_ids(self.world, kind, sorted(kinds[kind])).values()
+            where = self.base(kind, trip)
+            served = {where[i] for i in kinds[kind] if i in where}
             for start, end, date in legs(ctx, "all"):
-                if not any(r["from_city"] == start and r["to_city"] == end
-                           and (date is None or r["date"] == date) for r in rows):
+                if not any(a == start and b == end and (date is None or d == date)
+                           for a, b, d in served):
                     return f"{kind}: no service left on the leg {start} -> {end} ({date})"
         return ""
