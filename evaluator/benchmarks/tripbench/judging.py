@@ -8,7 +8,7 @@ F_sound, F_user, every check's finding count (`check:<name>`) and every rubric's
 (`rubric:<i>:<TYPE>`).
 
 A unit's score is Overall_strict (success = 1); `dims` holds `loose`, the three F counts, a
-0/1 violation per check (`viol:<check>`), and the episode's user turns, tool calls and
+the findings per check (`viol:<check>`), and the episode's user turns, tool calls and
 largest agent prompt (`turns`, `tool_calls`, `context_tokens`); `labels` its difficulty and
 hard set. The report: strict and loose success (%) by difficulty and by hard set, violations
 by check, and turns, tool calls and context length per episode.
@@ -125,7 +125,7 @@ def score(record: EpisodeRecord, judgements: JudgementLookup, ctx: ScoreContext
                  "f_sound": s.get("f_sound", 0.0), "f_user": s.get("f_user", 0.0),
                  "turns": float(record.n_user_turns), "tool_calls": float(record.n_tool_calls),
                  "context_tokens": float(extra.get("context_tokens_max") or 0)}
-    unit.dims.update({VIOL + k[len(CHECK):]: float(v > 0) for k, v in s.items()
+    unit.dims.update({VIOL + k[len(CHECK):]: float(v) for k, v in s.items()
                       if k.startswith(CHECK)})
     unit.score = s.get("strict", 0.0)
     unit.success = unit.score == 1.0
@@ -146,6 +146,7 @@ class TripSummary(msgspec.Struct):
     difficulties: dict[str, Rates] = {}
     hard_sets: dict[str, Rates] = {}
     violations: dict[str, float] = {}     # check -> % of units violating it
+    findings: dict[str, int] = {}         # check -> findings over all units
     turns: float = 0.0                    # mean user turns per episode
     tool_calls: float = 0.0               # mean tool calls per episode
     context_tokens_mean: float = 0.0
@@ -178,8 +179,9 @@ def summarize(units: list[UnitScore]) -> TripSummary | None:
                       for d in by(DIFFICULTY)},
         hard_sets={h: _rates([u for u in judged if u.labels.get(HARD_SET) == h])
                    for h in by(HARD_SET) if h != "none"},
-        violations={k[len(VIOL):]: round(100 * sum(u.dims.get(k, 0.0) for u in judged) / n, 2)
-                    for k in checks},
+        violations={k[len(VIOL):]: round(100 * sum(u.dims.get(k, 0.0) > 0 for u in judged) / n,
+                                         2) for k in checks},
+        findings={k[len(VIOL):]: int(sum(u.dims.get(k, 0.0) for u in judged)) for k in checks},
         turns=round(sum(u.dims.get("turns", 0.0) for u in judged) / n, 2),
         tool_calls=round(sum(u.dims.get("tool_calls", 0.0) for u in judged) / n, 2),
         context_tokens_mean=round(sum(ctx) / n, 1),
@@ -190,7 +192,8 @@ def summarize(units: list[UnitScore]) -> TripSummary | None:
 def tables(runs: list[tuple[str, TripSummary | None]]) -> list[Table]:
     main = Table("TRIP-Bench success (Overall strict / loose, %)",
                  ["run", "group", "units", "strict %", "loose %"])
-    viol = Table("TRIP-Bench violations by check (% of episodes)", ["run", "check", "%"])
+    viol = Table("TRIP-Bench violations by check", ["run", "check", "% of episodes",
+                                                     "findings"])
     eff = Table("TRIP-Bench episodes", ["run", "turns", "tool calls", "context mean",
                                         "context max", "unjudged"])
     for label, s in runs:
@@ -204,7 +207,8 @@ def tables(runs: list[tuple[str, TripSummary | None]]) -> list[Table]:
         for name, r in s.hard_sets.items():
             main.rows.append([label, f"hard set {name}", str(r.units), num(r.strict, 1),
                               num(r.loose, 1)])
-        viol.rows.extend([label, k, num(v, 1)] for k, v in s.violations.items())
+        viol.rows.extend([label, k, num(v, 1), str(s.findings.get(k, 0))]
+                         for k, v in s.violations.items())
         eff.rows.append([label, num(s.turns, 2), num(s.tool_calls, 2),
                          num(s.context_tokens_mean, 0), str(s.context_tokens_max),
                          str(s.unjudged)])

@@ -273,5 +273,5 @@ def test_the_rule_judge_scores_the_record(world, world_dir):
     unit = score(record, Lookup(), None)
     assert unit.score == 0.0 and unit.success is False
     assert unit.labels == {"difficulty": "hard", "hard_set": "AIS"}
-    assert unit.dims["turns"] == 7 and unit.dims["viol:information_completeness"] == 1.0
+    assert unit.dims["turns"] == 7 and unit.dims["viol:information_completeness"] >= 1.0
     assert BENCHMARK.judge_kinds(record, ctx.task, JudgeSettings()) == [RULES]
