@@ -216,7 +216,7 @@ def tables(runs: list[tuple[str, TripSummary | None]]) -> list[Table]:
 
 
 def judge_lines(s: TripSummary) -> list[str]:
-    line = (f"  tripbench  strict {num(s.overall.strict)}%  loose {num(s.overall.loose)}% "
+    line = (f"  tripbench  strict {num(s.overall.strict, 1)}%  loose {num(s.overall.loose, 1)}% "
             f"over {s.overall.units} episodes")
     return [line]
 

@@ -3,7 +3,8 @@ generate`, then `agentsweep run --bench tripbench --data DIR --limit 2 --judge -
 agent's stub calls `get_city_center_coords` (answered live by the generated world) and then
 replies text without a plan; the simulator's stub answers JSON. Every dialogue runs its graph
 to the end ("completed"), the rule judge scores each episode (no plan: every check violated)
-and the report shows TRIP-Bench's tables."""
+and the report shows TRIP-Bench's tables; `agentsweep judge` judges it again without any
+server."""
 
 from __future__ import annotations
 
@@ -75,3 +76,9 @@ def test_generate_run_judge_report(tmp_path):
     assert set(summary["hard_sets"]) <= {"LIT", "FIT", "AIS", "PMR"}
     manifest = json.loads((run / "manifest.json").read_text())
     assert "tripbench" in json.dumps(manifest)
+    # judging again later needs no server: the benchmark's judges are rule checks only
+    (run / "judgements.jsonl").unlink()
+    j = _cli("judge", str(run), home=tmp_path)
+    assert j.returncode == 0, j.stderr[-3000:]
+    assert "judged 4 (0 judge errors)" in j.stdout
+    assert "tripbench  strict 0.0%  loose 0.0% over 4 episodes" in j.stdout
