@@ -209,17 +209,14 @@ class Simulator:
             return "Ask the assistant to double-check its plan against all your wishes."
         said = [p for p in node.active if p in self.said]
         result = evaluate(plan_text, eval_task(self.task, node, said), self.world)
-        problems: list[str] = []
+        problems: list[str] = []  # the user's own wishes first, then the general rules
+        for pid, r in zip(said, result.rubrics, strict=True):  # in the task's rubric order
+            if not r.passed:
+                problems.append("a wish is not met: " + self.pref(pid).text)
         for name, count in {**result.feasibility, **result.soundness}.items():
             if count:
                 first = next((v.message for v in result.violations if v.check == name), "")
                 problems.append(f"{name.replace('_', ' ')}: {first}")
-        for r in result.rubrics:
-            if not r.passed:
-                pid = next((p for p in node.active
-                            if self.pref(p).rubric.get("type") == r.type), "")
-                problems.append("a wish is not met: "
-                                + (self.pref(pid).text if pid else r.type))
         if not problems:
             return ("The plan looks right to you: say so briefly and ask the assistant to "
                     "confirm it checked opening hours and transfers.")

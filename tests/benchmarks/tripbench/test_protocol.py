@@ -207,6 +207,8 @@ def test_each_turn_shows_only_its_nodes_notes(world, world_dir):
     assert "New idea: go somewhere else instead" in texts[3] and "Nanjing" in texts[3]
     assert "P4: We want to have Sichuan in Nanjing" in texts[3]
     assert "ContentMod" in texts[4] and "ISSUE: Point out these problems" in texts[4]
+    assert "a wish is not met: We want to have Sichuan in Nanjing" in texts[4]
+    assert "information completeness: " in texts[4]
     assert "MERGE" in texts[5] and "ClarifyExp" in texts[5] and "in one trip" in texts[5]
     assert "TRIP_BACK" in texts[6] and "ExploreQues" in texts[6]
     assert "P2: You no longer need this" in texts[6]
