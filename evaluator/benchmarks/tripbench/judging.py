@@ -5,9 +5,12 @@ The judge (`tripbench_rules`, no model) evaluates the record's final plan
 against the dialogue node of the last user turn reached: that node's trip and active
 preferences. `Judgement.score` is Overall_strict; `scores` holds strict, loose, F_feas,
 F_sound, F_user, every check's finding count (`check:<name>`) and every rubric's outcome
-(`rubric:<i>:<TYPE>`).
+(`rubric:<i>:<TYPE>`). Turn-level results (the paper's per-turn evaluation): each user turn's
+answer against that turn's node (FIT's infeasible nodes left out), as the means
+`turn_strict` / `turn_loose` over `turns_judged` turns.
 
-A unit's score is Overall_strict (success = 1); `dims` holds `loose`, the three F counts, a
+A unit's score is Overall_strict (success = 1); `dims` holds `loose`, the turn-level means,
+the three F counts, a
 the findings per check (`viol:<check>`), and the episode's user turns, tool calls and
 largest agent prompt (`turns`, `tool_calls`, `context_tokens`); `labels` its difficulty and
 hard set. The report: strict and loose success (%) by difficulty and by hard set, violations
@@ -31,7 +34,7 @@ from evaluator.records import EpisodeRecord, Judgement, UnitScore
 from evaluator.report.tables import Table, num
 from evaluator.scoring import base_unit_score
 
-from .evaluation import EvalTask, evaluate
+from .evaluation import EvalTask, evaluate, parse_plan
 from .evaluation.rubrics import decode_spec
 from .synthesis.meta import to_trip
 from .world.db import World, open_world
@@ -99,11 +102,41 @@ def rules(inp: JudgeInput) -> Judgement:
                                                     **result.soundness}.items()})
     scores.update({f"rubric:{i}:{r.type}": float(r.passed)
                    for i, r in enumerate(result.rubrics)})
+    turn_strict, turn_loose, judged = turn_level(record, task, world)
+    if judged:
+        scores.update({"turn_strict": turn_strict, "turn_loose": turn_loose,
+                       "turns_judged": float(judged)})
     reasoning = {"turn": str(reached), "trip": node.trip, "active": ",".join(node.active),
                  "violations": msgspec.json.encode(result.violations[:50]).decode()}
     if result.parse_error:
         reasoning["parse_error"] = result.parse_error
     return judgement(float(result.strict), scores, reasoning)
+
+
+def turn_level(record: EpisodeRecord, task: TripTask, world: World
+               ) -> tuple[float, float, int]:
+    """(mean strict, mean loose, turns judged) over the user turns whose node is solvable
+    (FIT's deliberately infeasible nodes are left out): each turn's answer against that
+    turn's node; an answer with an empty `daily_schedule` ("no change") stands for the plan
+    before it; an answer without a plan fails."""
+    strict = loose = 0.0
+    judged = 0
+    previous = None
+    for log in record.extra.get("turns") or []:
+        index = log.get("reply")
+        if not isinstance(index, int) or not 0 <= index < len(record.messages):
+            continue
+        text = record.messages[index].content or ""
+        node = task.node(int(log.get("turn") or 1))
+        parsed = parse_plan(text)
+        if node.feasible:
+            result = evaluate(text, eval_task(task, node), world, previous=previous)
+            strict += result.strict
+            loose += result.loose
+            judged += 1
+        if parsed.plan is not None and parsed.plan.daily_schedule:
+            previous = parsed.plan
+    return (strict / judged, loose / judged, judged) if judged else (0.0, 0.0, 0)
 
 
 def judge_kinds(record: EpisodeRecord, task: Task | None, settings: JudgeSettings) -> list[str]:
@@ -125,6 +158,8 @@ def score(record: EpisodeRecord, judgements: JudgementLookup, ctx: ScoreContext
                  "f_sound": s.get("f_sound", 0.0), "f_user": s.get("f_user", 0.0),
                  "turns": float(record.n_user_turns), "tool_calls": float(record.n_tool_calls),
                  "context_tokens": float(extra.get("context_tokens_max") or 0)}
+    if "turns_judged" in s:
+        unit.dims.update({k: s[k] for k in ("turn_strict", "turn_loose")})
     unit.dims.update({VIOL + k[len(CHECK):]: float(v) for k, v in s.items()
                       if k.startswith(CHECK)})
     unit.score = s.get("strict", 0.0)
@@ -139,6 +174,8 @@ class Rates(msgspec.Struct):
     units: int
     strict: float   # %
     loose: float    # %
+    turn_strict: float | None = None   # % of judged turns (mean over units)
+    turn_loose: float | None = None
 
 
 class TripSummary(msgspec.Struct):
@@ -158,8 +195,15 @@ def _rates(units: list[UnitScore]) -> Rates:
     n = len(units)
     if not n:
         return Rates(0, 0.0, 0.0)
+    turned = [u for u in units if "turn_strict" in u.dims]
+
+    def turn_mean(key: str) -> float | None:
+        return (round(100 * sum(u.dims[key] for u in turned) / len(turned), 2) if turned
+                else None)
+
     return Rates(n, round(100 * sum(u.score or 0.0 for u in units) / n, 2),
-                 round(100 * sum(u.dims.get("loose", 0.0) for u in units) / n, 2))
+                 round(100 * sum(u.dims.get("loose", 0.0) for u in units) / n, 2),
+                 turn_mean("turn_strict"), turn_mean("turn_loose"))
 
 
 def summarize(units: list[UnitScore]) -> TripSummary | None:
@@ -189,9 +233,15 @@ def summarize(units: list[UnitScore]) -> TripSummary | None:
         unjudged=len(units) - n)
 
 
+def _row(label: str, group: str, r: Rates) -> list[str]:
+    return [label, group, str(r.units), num(r.strict, 1), num(r.loose, 1),
+            num(r.turn_strict, 1), num(r.turn_loose, 1)]
+
+
 def tables(runs: list[tuple[str, TripSummary | None]]) -> list[Table]:
     main = Table("TRIP-Bench success (Overall strict / loose, %)",
-                 ["run", "group", "units", "strict %", "loose %"])
+                 ["run", "group", "units", "strict %", "loose %", "turn strict %",
+                  "turn loose %"])
     viol = Table("TRIP-Bench violations by check", ["run", "check", "% of episodes",
                                                      "findings"])
     eff = Table("TRIP-Bench episodes", ["run", "turns", "tool calls", "context mean",
@@ -199,14 +249,10 @@ def tables(runs: list[tuple[str, TripSummary | None]]) -> list[Table]:
     for label, s in runs:
         if s is None:
             continue
-        main.rows.append([label, "overall", str(s.overall.units), num(s.overall.strict, 1),
-                          num(s.overall.loose, 1)])
-        for name, r in s.difficulties.items():
-            main.rows.append([label, f"difficulty {name}", str(r.units), num(r.strict, 1),
-                              num(r.loose, 1)])
-        for name, r in s.hard_sets.items():
-            main.rows.append([label, f"hard set {name}", str(r.units), num(r.strict, 1),
-                              num(r.loose, 1)])
+        main.rows.append(_row(label, "overall", s.overall))
+        main.rows.extend(_row(label, f"difficulty {name}", r)
+                         for name, r in s.difficulties.items())
+        main.rows.extend(_row(label, f"hard set {name}", r) for name, r in s.hard_sets.items())
         viol.rows.extend([label, k, num(v, 1), str(s.findings.get(k, 0))]
                          for k, v in s.violations.items())
         eff.rows.append([label, num(s.turns, 2), num(s.tool_calls, 2),

@@ -22,7 +22,8 @@ The episode ends after the agent's answer to the graph's last turn ("completed")
 `max_turns` user turns ("max_turns"), or on the loop's errors ("context_overflow",
 "agent_error", "user_error"). The record keeps `extra["final_plan"]` (the latest reply with a
 non-empty itinerary), `final_plan_turn`, `turn_reached`, the per-turn log (`turns`: node
-events, revealed ids, the simulator's instruction ids, whether a plan came, tool calls) and
+events, revealed ids, the simulator's instruction ids, whether a plan came, tool calls, the
+index of the agent's answer in `messages`) and
 `context_tokens_max` (the largest prompt the agent was sent).
 """
 
@@ -308,6 +309,7 @@ class TripEpisode:
         log["plan"] = has_plan
         log["no_change"] = parsed.plan is not None and not parsed.plan.daily_schedule
         log["tool_calls"] = len(self.episode.tool_calls) - calls_before
+        log["reply"] = len(self.episode.messages) - 1  # the agent's answer in `messages`
 
     def finish(self, termination: str, detail: str = "") -> EpisodeRecord:
         assert self.episode is not None

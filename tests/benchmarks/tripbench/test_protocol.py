@@ -240,6 +240,10 @@ def test_the_final_plan_is_kept_and_no_change_keeps_it(world, world_dir):
     log = record.extra["turns"]
     assert log[3]["plan"] and not log[4]["plan"] and log[4]["no_change"]
     assert log[0]["tool_calls"] == 1 and record.extra["turn_reached"] == 7
+    for entry in log:  # each turn's answer is where the log says
+        reply = record.messages[entry["reply"]]
+        assert reply.role == "assistant" and not reply.tool_calls
+    assert "```json" in record.messages[log[3]["reply"]].content
     assert record.extra["context_tokens_max"] > 0
 
 
@@ -267,6 +271,8 @@ def test_the_rule_judge_scores_the_record(world, world_dir):
     assert s["f_feas"] >= 1 and "check:information_completeness" in s
     assert judgement.reasoning["turn"] == "7" and judgement.reasoning["active"] == "P1"
     assert [k for k in s if k.startswith("rubric:")] == ["rubric:0:STAR"]
+    # turn level: the 6 solvable turns (turn 2 is FIT's infeasible one), none strict
+    assert s["turns_judged"] == 6.0 and s["turn_strict"] == 0.0
 
     class Lookup:
         def get(self, h, kind, version):
@@ -276,4 +282,5 @@ def test_the_rule_judge_scores_the_record(world, world_dir):
     assert unit.score == 0.0 and unit.success is False
     assert unit.labels == {"difficulty": "hard", "hard_set": "AIS"}
     assert unit.dims["turns"] == 7 and unit.dims["viol:information_completeness"] >= 1.0
+    assert unit.dims["turn_strict"] == 0.0
     assert BENCHMARK.judge_kinds(record, ctx.task, JudgeSettings()) == [RULES]

@@ -23,7 +23,7 @@ def test_summary_and_tables():
              unit(1, "easy", "none", 0.0, 1.0, **{"viol:opening_hours": 3.0}),
              unit(2, "hard", "FIT", 0.0, 0.0, **{"viol:time_continuity": 1.0,
                                                  "viol:opening_hours": 1.0}),
-             unit(3, "hard", "LIT", 0.0, 1.0)]
+             unit(3, "hard", "LIT", 0.0, 1.0, turn_strict=0.5, turn_loose=1.0)]
     unjudged = UnitScore(unit=UnitId(run="r", task="tripbench/mid/x", trial=0, seed=0),
                          benchmark="tripbench", subset="mid", task_id="x", score=None,
                          judge_error="not judged")
@@ -32,6 +32,8 @@ def test_summary_and_tables():
     assert (s.overall.units, s.overall.strict, s.overall.loose) == (4, 25.0, 75.0)
     assert s.difficulties["easy"].strict == 50.0 and s.difficulties["hard"].loose == 50.0
     assert set(s.hard_sets) == {"FIT", "LIT"} and s.hard_sets["LIT"].loose == 100.0
+    assert (s.hard_sets["LIT"].turn_strict, s.hard_sets["FIT"].turn_strict) == (50.0, None)
+    assert s.overall.turn_loose == 100.0
     assert s.violations == {"opening_hours": 50.0, "time_continuity": 25.0}
     assert s.findings == {"opening_hours": 4, "time_continuity": 1}
     assert s.turns == 6.5 and s.tool_calls == 15.0
@@ -41,5 +43,7 @@ def test_summary_and_tables():
     assert groups == ["overall", "difficulty easy", "difficulty hard", "hard set FIT",
                       "hard set LIT"]
     assert ["r", "opening_hours", "50.0", "4"] in viol.rows
+    assert main.rows[0] == ["r", "overall", "4", "25.0", "75.0", "50.0", "100.0"]
+    assert main.rows[3][-2:] == ["—", "—"]
     assert eff.rows == [["r", "6.50", "15.00", "2500", "4000", "1"]]
     assert summarize([unjudged]) is None

@@ -66,12 +66,14 @@ def test_generate_run_judge_report(tmp_path):
     for j in judgements:
         assert j["kind"] == "tripbench_rules" and j["judge_model"] == "rule"
         assert j["score"] == 0.0 and j["scores"]["f_feas"] == 4.0
+        assert j["scores"]["turns_judged"] >= 2 and j["scores"]["turn_strict"] == 0.0
     assert "TRIP-Bench success (Overall strict / loose, %)" in r.stdout
     assert "difficulty hard" in r.stdout and "violations by check" in r.stdout
     assert "context max" in r.stdout
     report = json.loads((run / "report.json").read_text())
     summary = report["runs"][0]["benchmarks"]["tripbench"]
-    assert summary["overall"] == {"units": 4, "strict": 0.0, "loose": 0.0}
+    assert summary["overall"] == {"units": 4, "strict": 0.0, "loose": 0.0,
+                                  "turn_strict": 0.0, "turn_loose": 0.0}
     assert summary["violations"]["structural_validity"] == 100.0
     assert set(summary["hard_sets"]) <= {"LIT", "FIT", "AIS", "PMR"}
     manifest = json.loads((run / "manifest.json").read_text())
