@@ -5,6 +5,9 @@ the hard sets, and a dialogue graph whose turns never see a later change."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import msgspec
@@ -46,6 +49,17 @@ def test_a_seed_gives_a_byte_identical_file_and_another_seed_another(taskset, tm
     assert again.read_bytes() == taskset.read_bytes()
     other, _ = generate_taskset(tmp_path / "other", seed=1, tasks=N_TASKS)
     assert other.read_bytes() != taskset.read_bytes()
+
+
+def test_the_file_does_not_depend_on_the_hash_seed(taskset, tmp_path):
+    """No set or dict order of str hashes leaks into the file (a fresh interpreter with
+    another PYTHONHASHSEED writes the same bytes)."""
+    repo = Path(__file__).resolve().parents[3]
+    code = ("from evaluator.benchmarks.tripbench.synthesis import generate_taskset; "
+            f"generate_taskset({str(tmp_path / 'h')!r}, seed=0, tasks={N_TASKS})")
+    env = dict(os.environ, PYTHONHASHSEED="12345", PYTHONPATH=str(repo))
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=300)
+    assert (tmp_path / "h" / "tasks.jsonl").read_bytes() == taskset.read_bytes()
 
 
 def test_the_header_names_generator_version_seed_and_world(taskset):
