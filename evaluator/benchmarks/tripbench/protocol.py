@@ -224,6 +224,11 @@ class Simulator:
         return ("Point out these problems in the latest plan and ask for a fix: "
                 + "; ".join(problems[:MAX_ISSUES]))
 
+    def said_as(self, pid: str) -> str:
+        """How a stated wish was put: vaguely while its explicit form is still owed."""
+        pref = self.pref(pid)
+        return pref.vague if pid in self.vague_open else pref.text
+
     def message(self, notes: list[Note], reply: str, stated: list[str]) -> str:
         """The simulator's input for one turn."""
         parts = []
@@ -234,7 +239,7 @@ class Simulator:
                      + "\n".join(f"- {n.id}: {n.text}" for n in notes))
         if stated:
             parts.append("Already stated and still wanted (for reference):\n"
-                         + "\n".join(f"- {pid}: {self.pref(pid).text}" for pid in stated))
+                         + "\n".join(f"- {pid}: {self.said_as(pid)}" for pid in stated))
         return "\n\n".join(parts)
 
 

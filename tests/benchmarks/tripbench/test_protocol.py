@@ -284,3 +284,26 @@ def test_the_rule_judge_scores_the_record(world, world_dir):
     assert unit.dims["turns"] == 7 and unit.dims["viol:information_completeness"] >= 1.0
     assert unit.dims["turn_strict"] == 0.0
     assert BENCHMARK.judge_kinds(record, ctx.task, JudgeSettings()) == [RULES]
+
+
+def test_a_vague_wish_stays_vague_while_the_plan_meets_it(world):
+    """AIS: no question and a plan that satisfies the wish: the explicit form is not owed,
+    and the wishes already stated show the vague form."""
+    from evaluator.benchmarks.tripbench.protocol import Simulator
+
+    prefs = {"P2": PREFS["P2"]}
+    turns = [TurnNode(turn=1, trip="A", events=[ev("add", pref="P2")], active=["P2"]),
+             TurnNode(turn=2, trip="A", events=[ev("explore")], active=["P2"]),
+             TurnNode(turn=3, trip="A", events=[ev("clarify")], active=["P2"])]
+    task = TripTask(task_id="v", difficulty="hard", hard_set="AIS", trips={"A": A},
+                    preferences=prefs, turns=turns)
+    sim = Simulator(task, world)
+    first = sim.notes(turns[0], None, "", "")
+    assert [n.id for n in first] == ["TRIP", "P2"] and "pricey" in first[1].text
+    plan = json.dumps(PLAN)  # no restaurant: the price wish holds
+    second = sim.notes(turns[1], turns[0], "Here is your plan.", plan)
+    assert [n.id for n in second] == ["ExploreQues"]
+    text = sim.message(second, "Here is your plan.", ["P2"])
+    assert "Meals shouldn't be too pricey." in text and "1 yuan" not in text
+    third = sim.notes(turns[2], turns[1], "Anything else?", plan)  # a question: now explicit
+    assert [n.id for n in third] == ["P2", "ClarifyExp"] and "1 yuan" in third[0].text
