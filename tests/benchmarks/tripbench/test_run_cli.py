@@ -54,7 +54,7 @@ def test_generate_run_judge_report(tmp_path):
     for rec in records:
         assert rec["benchmark"] == "tripbench" and rec["termination"] == "completed"
         extra = rec["extra"]
-        assert extra["prompt_version"] == "tripbench-v1"
+        assert extra["prompt_version"] == "tripbench-v2"
         assert extra["turn_reached"] == extra["graph_turns"] == rec["n_user_turns"]
         assert rec["tool_calls"] and rec["tool_calls"][0]["source"] == "live"
         assert "Shanghai" in rec["tool_calls"][0]["content"]
