@@ -200,6 +200,8 @@ class Draw:
         if self.hard_set == "PMR":
             shared = min(target - 2, rng.randint(6, 9))
             self.fill(shared, "all", "A", [None])
+            if len(self.chains) < 6:  # the two itineraries share 6-9 chains
+                return None
             own = (target - len(self.chains)) // 2
             self.fill(len(self.chains) + max(1, own), "A", "A", [a.stays[0].city])
             self.fill(len(self.chains) + max(1, own), "B", "B",
