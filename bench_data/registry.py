@@ -2,10 +2,9 @@
 
 Datasets are found and read through the registered `DataFormat`s (`bench_data.formats`): the
 built-in TravelBench, GroupTravelBench, VitaBench and TRIP-Bench, and any a plugin benchmark
-registers
-(`register_format`). Names: "sample" (the built-in sample, no download), a benchmark's name
-(its directory under the data directory), or a path to a benchmark directory or task file;
-`benchmark=` reads the data as that benchmark's instead of recognising it.
+registers (`register_format`). Names: "sample" (the built-in sample, no download), a
+benchmark's name (its directory under the data directory), or a path to a benchmark directory
+or task file; `benchmark=` reads the data as that benchmark's instead of recognising it.
 
 Data directory, first that exists: the `data_dir` argument, `$AGENTSWEEP_DATA_DIR`,
 `./../shared/data` (relative to the working directory), `<repo>/../shared/data`.
