@@ -8,6 +8,7 @@ rubric structs, so G(e) and V(e, i) of its table decide feasibility, never this 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import random
 from collections.abc import Callable
@@ -435,7 +436,8 @@ def _none_impossible(scope: Scope, e: Params) -> Params | None:
 
 def _window_text(e: Any) -> str:
     if e.period:
-        return f"in the {e.period.replace('_', ' ')}"
+        return {"noon": "around noon", "night": "at night"}.get(
+            e.period, f"in the {e.period.replace('_', ' ')}")
     return f"between {e.after or '00:00'} and {e.before or '24:00'}"
 
 
@@ -514,15 +516,59 @@ def impossible(kind: str, scope: Scope, e: Params) -> Params | None:
     return CUSTOM[kind].impossible(scope, e)
 
 
-def say(kind: str, e: Params, world: Any) -> str:
-    """The explicit sentence of constraint `e`."""
+ALT_TEMPLATES: dict[str, str] = {
+    "HEAT_SCORE": "please pick attractions{where} rated {value} or more for popularity (out of 10)",
+    "COMMENT_SCORE": "every sight{where} should have a visitor score of {value} or more",
+    "COMMENT_COUNT": "I only want attractions{where} that have {value} or more reviews",
+    "PRICE_ATTRACTION": "the cheapest entrance ticket of any attraction{where} should not "
+                        "exceed {value} yuan",
+    "SIGHT_LEVEL": "include at least one {value}A (or higher) scenic area{where}",
+    "STAR": "we need hotels{where} with at least {value} stars",
+    "PRICE": "keep meals{where} at or below {value} yuan a head",
+    "RATING": "every restaurant{where} should be rated {value} or better",
+    "INCLUDE_CATEGORIES": "make sure we visit each of these kinds of places{where}: {values}",
+    "EXCLUDE_CATEGORIES": "we're not interested in anything of this kind{where}: {values}",
+    "INCLUDE_ATTRACTIONS": "{values} must be on the itinerary",
+    "EXCLUDE_ATTRACTIONS": "please don't include {values}",
+    "INCLUDE_CUISINE": "please plan at least one meal of each of these{where}: {values}",
+    "EXCLUDE_CUISINE": "avoid restaurants{where} serving {values}",
+}
+"""A second wording per banded and listed type (the paper curates 80+ expressions)."""
+
+ALT_CUSTOM: dict[str, Callable[[Any], str]] = {
+    "DISTANCE": lambda e: f"keep every attraction{_where(e)} no more than {_num(e.max_km)} km "
+                          "from the centre",
+    "HOTEL_TYPE": lambda e: f"we'd like {' or '.join(e.types)} hotels{_where(e)}",
+    "COST": lambda e: f"room rates{_where(e)} must stay within {_num(e.bound.max)} yuan per "
+                      "night",
+    "PET_FRIENDLY": lambda e: f"our pet travels with us, so the hotels{_where(e)} have to "
+                              "accept pets",
+    "LOCATION": lambda e: f"the hotel{_where(e)} should be no further than {_num(e.max_km)} km "
+                          "from the city centre",
+    "TIME_DEPART": lambda e: f"we want to set off {_window_text(e)}",
+    "TIME_RETURN": lambda e: f"for the way back, please take a departure {_window_text(e)}",
+    "COST_TRANSPORT": lambda e: f"one-way fares must be below {_num(e.max)} yuan per person",
+    "AIRLINE": lambda e: f"avoid {', '.join(e.excluded)} flights",
+}
+
+
+def say(kind: str, e: Params, world: Any, variant: int = 0) -> str:
+    """The explicit sentence of constraint `e` (`variant` 1: the second wording)."""
     if kind in BANDED:
-        text = BANDED[kind].text(e)
+        spec = BANDED[kind]
+        if variant % 2 == 1 and kind in ALT_TEMPLATES:
+            spec = dataclasses.replace(spec, say=ALT_TEMPLATES[kind])
+        text = spec.text(e)
     elif kind in LISTED:
+        spec_l = LISTED[kind]
+        if variant % 2 == 1 and kind in ALT_TEMPLATES:
+            spec_l = dataclasses.replace(spec_l, say=ALT_TEMPLATES[kind])
         names = {}
-        if LISTED[kind].column == "id":
+        if spec_l.column == "id":
             names = {i: (world.attraction(i) or {}).get("name", i) for i in e.ids}
-        text = LISTED[kind].text(e, names)
+        text = spec_l.text(e, names)
+    elif variant % 2 == 1 and kind in ALT_CUSTOM:
+        text = ALT_CUSTOM[kind](e)
     else:
         text = CUSTOM[kind].text(e)
     return text[:1].upper() + text[1:] + "."

@@ -57,6 +57,7 @@ class Chain:
     rollback: bool = False                # roll the last change back later
     delete: bool = False                  # drop the chain later
     fit: Preference | None = None         # FIT: an infeasible version, rolled back after
+    wording: int = 0                      # which of the type's wordings the chain uses
 
 
 @dataclass

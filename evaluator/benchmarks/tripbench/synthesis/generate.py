@@ -86,10 +86,11 @@ class Draw:
 
     # -- constraints --------------------------------------------------------------------------
     def _pref(self, chain: str, step: int, kind: str, e: RubricParams, scope: str,
-              infeasible: bool = False) -> Preference:
+              infeasible: bool = False, wording: int = 0) -> Preference:
         pid = f"P{len(self.prefs) + 1}"
         pref = Preference(id=pid, chain=chain, step=step, family=K.FAMILY[kind],
-                          rubric=msgspec.to_builtins(e), text=K.say(kind, e, self.world),
+                          rubric=msgspec.to_builtins(e),
+                          text=K.say(kind, e, self.world, wording),
                           infeasible=infeasible, scope=scope)
         self.prefs[pid] = pref
         return pref
@@ -123,8 +124,10 @@ class Draw:
                     != self.checker.generate(kept[0], trip).feasible):
                 kept.insert(0, v)
         cid = f"c{len(self.chains) + 1}"
-        prefs = [self._pref(cid, i, kind, v, scope) for i, v in enumerate(kept)]
-        self.chains.append(Chain(cid, kind, prefs, scope))
+        wording = self.rng.randrange(2)  # one of the type's two wordings, kept along the chain
+        prefs = [self._pref(cid, i, kind, v, scope, wording=wording)
+                 for i, v in enumerate(kept)]
+        self.chains.append(Chain(cid, kind, prefs, scope, wording=wording))
         return True
 
     def fill(self, target: int, scope: str, trip_key: str, cities: list[str | None]) -> int:
@@ -286,7 +289,8 @@ class Draw:
             bad = K.impossible(c.kind, K.Scope(self.world, trip, e.city, self.checker.rows), e)
             if bad is None or self._ok("A", self._specs("A", [bad])):
                 continue
-            c.fit = self._pref(c.id, len(c.prefs), c.kind, bad, c.scope, infeasible=True)
+            c.fit = self._pref(c.id, len(c.prefs), c.kind, bad, c.scope, infeasible=True,
+                               wording=c.wording)
             done += 1
         return done >= 2
 
