@@ -72,8 +72,8 @@ def test_the_file_alone_and_the_format(generated):
     (lambda r: r["trips"]["A"].pop("origin"), "origin", "missing required field"),
     (lambda r: next(iter(r["preferences"].values()))["rubric"].update(type="NOPE"),
      "rubric", "NOPE"),
-    (lambda r: next(iter(r["preferences"].values()))["rubric"].update(bound="high"),
-     "rubric", ""),
+    (lambda r: next(iter(r["preferences"].values())).update(
+        rubric={"type": "STAR", "bound": "high"}), "rubric", "Expected `object`"),
 ])
 def test_a_mutated_record_is_one_issue_naming_file_line_and_field(generated, tmp_path, mutate,
                                                                   field, needle):

@@ -1,5 +1,6 @@
 """TRIP-Bench task synthesis: byte-identical per seed, solvable tasks (the generators' feasible
-ids pass the validators, every turn's constraints leave enough candidates), table 4's tiers,
+ids pass the validators, every turn's constraints leave enough candidates, a reference plan
+passes every check and constraint), table 4's tiers,
 the hard sets, and a dialogue graph whose turns never see a later change."""
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import msgspec
 import pytest
 
 from bench_data.tripbench import HARD_SETS, TripTask
-from evaluator.benchmarks.tripbench.evaluation import rubrics
+from evaluator.benchmarks.tripbench.evaluation import evaluate, rubrics
+from evaluator.benchmarks.tripbench.judging import eval_task
 from evaluator.benchmarks.tripbench.synthesis import generate_taskset
 from evaluator.benchmarks.tripbench.synthesis.dialogue import MAX_IDS_PER_TURN, MAX_TURNS, TIERS
 from evaluator.benchmarks.tripbench.synthesis.generate import FACTOR, GENERATOR, VERSION
 from evaluator.benchmarks.tripbench.synthesis.meta import to_trip
+from evaluator.benchmarks.tripbench.synthesis.planner import plan_for, why_not
 from evaluator.benchmarks.tripbench.synthesis.solvability import Checker
 from evaluator.benchmarks.tripbench.world import open_world
 
@@ -102,6 +105,19 @@ def test_every_turn_is_solvable_except_fits_infeasible_steps(tasks, gworld):
         assert task.turns[-1].feasible
         final = task.solvability
         assert final["ok"] and final["candidates"] >= final["required"] >= 2 * 2
+
+
+def test_every_task_has_a_plan_passing_every_check_and_constraint(tasks, gworld):
+    """Quality control end to end: the reference planner's plan for the last turn passes
+    all twelve checks and every active constraint (Overall_strict)."""
+    checker = Checker(gworld, FACTOR["small"])
+    for task in tasks:
+        plan = plan_for(gworld, checker, task)
+        assert plan is not None, (task.task_id, why_not(gworld, checker, task))
+        result = evaluate(json.dumps(plan), eval_task(task, task.turns[-1]), gworld)
+        assert result.strict, (task.task_id, result.violations[:3])
+        assert task.solvability["reference_plan"] == "strict"
+        assert len(result.rubrics) == len(task.turns[-1].active)
 
 
 def test_tiers_follow_table_4(tasks, gworld):

@@ -336,8 +336,8 @@ def _leg_rows(scope: Scope, which: str) -> list[dict[str, Any]]:
 def _timing_first(cls: type, which: str):
     def first(rng: random.Random, scope: Scope) -> Params | None:
         rows = _leg_rows(scope, which)
-        periods = [p for p, (a, b) in T.PERIODS.items()
-                   if any(a <= r["dep_time"] <= b for r in rows)]
+        periods = [p for p, (a, b) in T.PERIODS.items() if p != "early_morning"
+                   and any(a <= r["dep_time"] <= b for r in rows)]
         if not rows or not periods:
             return None
         e = cls(period=rng.choice(sorted(periods)))
@@ -345,11 +345,16 @@ def _timing_first(cls: type, which: str):
     return first
 
 
+SENSIBLE_DEPARTURE = "06:30"
+"""Departure windows are drawn around services leaving at this time or later."""
+
+
 def _timing_tighten(which: str):
     def tighten(rng: random.Random, scope: Scope, e: Params) -> Params | None:
         low, high = T._window(e)
         times = sorted({r["dep_time"] for r in _leg_rows(scope, which)
-                        if low <= _mins(r["dep_time"]) <= high})
+                        if low <= _mins(r["dep_time"]) <= high
+                        and r["dep_time"] >= SENSIBLE_DEPARTURE})
         if not times:
             return None
         t = _mins(rng.choice(times))

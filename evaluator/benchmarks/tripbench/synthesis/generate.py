@@ -14,7 +14,9 @@ families until the tier's count, each kept only while the whole set stays solvab
 trimmed (a version whose feasible set equals the next one's is dropped); then the hard set's
 twist, the schedule over turns (dialogue.py) and a solvability check of every turn's node
 (FIT's deliberately infeasible nodes must be unsolvable instead). A draw that fails is drawn
-again (up to `MAX_ATTEMPTS`).
+again (up to `MAX_ATTEMPTS`). Quality control (paper 3.3): the reference planner
+(planner.py) must build a plan for the last turn that passes every check and constraint
+(`solvability.reference_plan` = "strict"); a draw where it cannot is drawn again.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from bench_data.tripbench import (
     TurnEvent,
 )
 
-from ..evaluation import rubrics
+from ..evaluation import EvalTask, evaluate, rubrics
 from ..evaluation.rubric_base import RubricParams
 from ..world.db import open_world
 from ..world.generate import content_digest, generate_world
@@ -55,6 +57,7 @@ from .dialogue import (
     schedule,
 )
 from .meta import WorldFacts, legs_ok, sample_meta, to_trip
+from .planner import Planner
 from .solvability import Checker
 
 GENERATOR = "agentsweep.tripbench.synthesis"
@@ -257,6 +260,16 @@ class Draw:
             if result.ok != node.feasible:
                 return None
             final = result
+        # quality control (paper 3.3): the reference planner must find a plan for the last
+        # turn that passes every check and constraint
+        last = nodes[-1]
+        plan = Planner(self.world, self.checker).plan(
+            TripTask(task_id=self.task_id, difficulty=tier.name, trips=self.trips,
+                     preferences=self.prefs, turns=nodes), last)
+        if plan is None or not evaluate(msgspec.json.encode(plan).decode(),
+                                        eval_task_at(self.trips, self.prefs, last),
+                                        self.world).strict:
+            return None
         style = ""
         if self.hard_set == "AIS":
             style = rng.choice(STYLES)
@@ -270,7 +283,7 @@ class Draw:
         return TripTask(task_id=self.task_id, difficulty=tier.name, hard_set=self.hard_set,
                         trips=self.trips, preferences=prefs, turns=nodes,
                         behaviours=behaviours(nodes), style=style,
-                        solvability=msgspec.to_builtins(final))
+                        solvability={**msgspec.to_builtins(final), "reference_plan": "strict"})
 
     def _kind(self, pref: Preference) -> str:
         return str(pref.rubric["type"])
@@ -293,6 +306,15 @@ class Draw:
                                wording=c.wording)
             done += 1
         return done >= 2
+
+
+def eval_task_at(trips: dict[str, TripMeta], prefs: dict[str, Preference], node: Any
+                 ) -> EvalTask:
+    trip = to_trip(trips[node.trip])
+    return EvalTask(task_id="", origin=trip.origin, stays=trip.stays,
+                    start_date=trip.start_date, end_date=trip.end_date,
+                    number_of_people=trip.number_of_people,
+                    rubrics=[rubrics.decode_spec(prefs[p].rubric) for p in node.active])
 
 
 def _rng(seed: int, size: str, index: int, attempt: int) -> random.Random:
