@@ -1,10 +1,10 @@
 """Dataset registry: find benchmark data by name or path and load it as a `TaskSet`.
 
 Datasets are found and read through the registered `DataFormat`s (`bench_data.formats`): the
-built-in TravelBench, GroupTravelBench and VitaBench, and any a plugin benchmark registers
-(`register_format`). Names: "sample" (the built-in sample, no download), a benchmark's name
-(its directory under the data directory), or a path to a benchmark directory or task file;
-`benchmark=` reads the data as that benchmark's instead of recognising it.
+built-in TravelBench, GroupTravelBench, VitaBench and TRIP-Bench, and any a plugin benchmark
+registers (`register_format`). Names: "sample" (the built-in sample, no download), a
+benchmark's name (its directory under the data directory), or a path to a benchmark directory
+or task file; `benchmark=` reads the data as that benchmark's instead of recognising it.
 
 Data directory, first that exists: the `data_dir` argument, `$AGENTSWEEP_DATA_DIR`,
 `./../shared/data` (relative to the working directory), `<repo>/../shared/data`.
@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from bench_data import grouptravelbench, travelbench, vitabench
+from bench_data import grouptravelbench, travelbench, tripbench, vitabench
 from bench_data.formats import DataFormat
 from bench_data.tools import check_tool_schemas
 from bench_data.types import LoadIssue, Task, TaskLoadError
@@ -43,7 +43,8 @@ def register_format(fmt: DataFormat, *, replace: bool = False) -> None:
     _FORMATS[fmt.benchmark] = fmt
 
 
-for _fmt in (travelbench.FORMAT, grouptravelbench.FORMAT, vitabench.FORMAT):
+for _fmt in (travelbench.FORMAT, grouptravelbench.FORMAT, vitabench.FORMAT,
+             tripbench.FORMAT):
     register_format(_fmt)
 
 

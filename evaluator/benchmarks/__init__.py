@@ -29,6 +29,7 @@ BUILTIN = (
     "evaluator.benchmarks.travelbench",
     "evaluator.benchmarks.grouptravelbench",
     "evaluator.benchmarks.vitabench",
+    "evaluator.benchmarks.tripbench",
 )
 """The benchmarks shipped with agentsweep (modules with a `BENCHMARK`)."""
 ENTRY_POINT_GROUP = "agentsweep.benchmarks"

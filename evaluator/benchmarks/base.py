@@ -229,6 +229,9 @@ class Benchmark:
     prompt_importer: `agentsweep prompts import` for the benchmark's released prompts:
         (checkout, out dir or None, set name, force) -> (out dir, manifest).
     domains: what `--domain` means (None: the benchmark has no domains; the flag is refused).
+    data_commands: adds the benchmark's own data actions, `agentsweep data <name> ACTION`
+        (e.g. generating a task set), to the argparse sub-parsers action it is given; each
+        action's parser sets `func` ((args) -> exit code).
     """
 
     name: str
@@ -247,6 +250,7 @@ class Benchmark:
     config_aliases: Mapping[str, str] = field(default_factory=dict)
     prompts: PromptRoles | None = None
     prompt_importer: Callable[..., tuple[Path, dict[str, Any]]] | None = None
+    data_commands: Callable[[Any], None] | None = None
     description: str = ""
     domains: DomainsFn | None = None
 

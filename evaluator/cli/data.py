@@ -1,4 +1,5 @@
-"""`agentsweep data list` and `agentsweep data check PATH`."""
+"""`agentsweep data list`, `agentsweep data check PATH`, and each benchmark's own data actions,
+`agentsweep data <benchmark> ACTION ...` (`Benchmark.data_commands`)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          help="data directory for dataset names")
     p_check.set_defaults(func=cmd_check)
 
+    for bench in _with_data_commands():
+        if bench.name in ("list", "check"):
+            continue
+        p_bench = data_sub.add_parser(bench.name, help=f"{bench.title}'s data actions")
+        bench_sub = p_bench.add_subparsers(dest="bench_data_command", metavar="ACTION")
+        assert bench.data_commands is not None
+        bench.data_commands(bench_sub)
+        p_bench.set_defaults(func=lambda args, p=p_bench: _usage(p))
+
     parser.set_defaults(func=lambda args: _usage(parser))
+
+
+def _with_data_commands() -> list:
+    """The registered benchmarks that bring data actions (none when the registry cannot load:
+    the other data commands still work and report the problem)."""
+    from evaluator import benchmarks
+    from evaluator.benchmarks.base import BenchmarkError
+
+    try:
+        return [b for b in benchmarks.all_benchmarks() if b.data_commands is not None]
+    except BenchmarkError:
+        return []
 
 
 def _usage(parser: argparse.ArgumentParser) -> int:

@@ -126,6 +126,10 @@ def _tasks(config: Any) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]
     return {t.key: t for t in ts.tasks}, {ts.benchmark: ts.tool_schemas}
 
 
+NO_MODEL_URL = "http://rule-checks-only.invalid/v1"
+"""The judge endpoint of a run judged by rule checks only (never contacted)."""
+
+
 def run_judge(args: argparse.Namespace) -> int:
     """Exit codes: 0 everything judgeable was judged (judge errors included); 1 some units
     were left unjudged by infrastructure errors (judge endpoint down) - run again later;
@@ -143,16 +147,28 @@ def run_judge(args: argparse.Namespace) -> int:
     try:
         config = _run_config(run_dir)
         settings = judge_settings_for(config, args)
-        prompts = run_prompt_set(config, run_benchmark(run_dir, config))
+        bench = run_benchmark(run_dir, config)
+        prompts = run_prompt_set(config, bench)
     except (ConfigError, ValueError, BenchmarkError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    # a benchmark judged by rule checks only needs no judge model: no engine, nothing to ask
+    rules_only = bench is not None and bool(bench.judges) and all(
+        spec.rule for spec in bench.judges.values())
+    if rules_only and not settings.judge_model:
+        from evaluator.judges.pool import RULE_JUDGE_MODEL
+
+        settings = msgspec.structs.replace(settings, model=RULE_JUDGE_MODEL)
+    if rules_only:  # the pool wants a client; rule checks never call it
+        settings = msgspec.structs.replace(settings, endpoints=[
+            msgspec.structs.replace(ep, base_url=NO_MODEL_URL) if ep.base_url == "embedded"
+            else ep for ep in settings.endpoints])
     tasks, tools = _tasks(config)
     server = None
     try:
         with _term_interrupts():
             endpoints = list(settings.endpoints)
-            if any(ep.base_url == "embedded" for ep in endpoints):
+            if not rules_only and any(ep.base_url == "embedded" for ep in endpoints):
                 server = _engine(config, run_dir)
                 endpoints = [
                     msgspec.structs.replace(ep, base_url=server.base_url,

@@ -1,0 +1,313 @@
+"""The attraction, hotel and restaurant tools (paper appendix B.1.1, B.1.2, B.1.5)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from typing import Any
+
+from .search import Query, city_named, closed_on, descending, paged, ref_point
+from .toolspec import LOCATION, PAGE, Param, ToolError, ToolSpec, sort_params
+from .world import names
+from .world.db import World
+
+HOTEL_TYPES = tuple(names.HOTEL_TYPES.values())
+_STAR_OF_TYPE = {v: k for k, v in names.HOTEL_TYPES.items()}
+MAX_NIGHTS = 30
+
+
+def _like_any(column: str, values: list[str]) -> tuple[str, list[str]]:
+    return (f"({' OR '.join(f'{column} LIKE ?' for _ in values)})",
+            [f"%{v.strip()}%" for v in values])
+
+
+def _order(args: dict[str, Any], columns: dict[str, tuple[str, bool]]) -> tuple[str, bool]:
+    column, desc = columns[args["sort_key"]]
+    return column, descending(args, desc)
+
+
+def _not_found(kind: str, id_: str) -> ToolError:
+    return ToolError("not_found", f"no {kind} with id {id_!r}")
+
+
+# -- attractions -------------------------------------------------------------------------------
+
+_ATTRACTION_SORT = {"heat": ("heat_score", True), "rating": ("comment_score", True),
+                    "comment_count": ("comment_count", True), "sight_level": ("sight_level", True),
+                    "price": ("min_price", False), "distance": ("distance_km", False)}
+
+
+def _attraction_out(row: dict[str, Any]) -> dict[str, Any]:
+    row["closed_on"] = closed_on(row.pop("closed_weekdays"))
+    return row
+
+
+def search_attractions(world: World, **a: Any) -> dict[str, Any]:
+    city = city_named(world, a["city"])
+    q = Query("t.id, t.name, t.category, t.comment_score, t.heat_score, t.comment_count, "
+              "t.sight_level, t.open_time, t.close_time, t.closed_weekdays, t.duration_min, "
+              "t.lat, t.lon, (SELECT MIN(p.price) FROM attraction_products p "
+              "WHERE p.attraction_id = t.id) AS min_price", "attractions")
+    q.add("t.city_id = ?", city["id"])
+    if a["attraction_name"]:
+        q.add("t.name LIKE ?", f"%{a['attraction_name']}%")
+    if a["categories"]:
+        clause, params = _like_any("t.category", a["categories"])
+        q.add(clause, *params)
+    for param, column in (("rating", "comment_score"), ("sight_level", "sight_level"),
+                          ("comment_count", "comment_count")):
+        if a[param] is not None:
+            q.add(f"t.{column} >= ?", a[param])
+    if a["free_only"]:
+        q.add_outer("min_price = 0")
+    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
+    total, rows = q.page(world, *_order(a, _ATTRACTION_SORT), a["page"], a["page_size"])
+    return paged(total, [_attraction_out(r) for r in rows], a["page"], a["page_size"],
+                 "attractions")
+
+
+def get_attraction_detail_with_products(world: World, poi_id: str) -> dict[str, Any]:
+    row = world.attraction(poi_id)
+    if row is None:
+        raise _not_found("attraction", poi_id)
+    city = world.city(row.pop("city_id"))
+    products = world.query("SELECT id AS product_id, name, price FROM attraction_products "
+                           "WHERE attraction_id = ? ORDER BY price, id", (poi_id,))
+    return {"attraction": {**_attraction_out(row), "city": city["name"] if city else None},
+            "products": products}
+
+
+def get_attraction_coordinates(world: World, poi_id: str) -> dict[str, Any]:
+    row = world.attraction(poi_id)
+    if row is None:
+        raise _not_found("attraction", poi_id)
+    return {"id": row["id"], "name": row["name"], "lat": row["lat"], "lon": row["lon"]}
+
+
+# -- hotels ----------------------------------------------------------------------------------
+
+_HOTEL_SORT = {"price": ("min_price", False), "distance": ("distance_km", False),
+               "rating": ("score", True), "star": ("star", True)}
+
+
+def _nights(a: dict[str, Any]) -> int:
+    nights = (dt.date.fromisoformat(a["check_out_date"])
+              - dt.date.fromisoformat(a["check_in_date"])).days
+    if not 1 <= nights <= MAX_NIGHTS:
+        raise ToolError("out_of_range", f"check_out_date must be 1 to {MAX_NIGHTS} days after "
+                        f"check_in_date ({a['check_in_date']} -> {a['check_out_date']})")
+    return nights
+
+
+def _hotel_out(row: dict[str, Any]) -> dict[str, Any]:
+    row["hotel_type"] = names.HOTEL_TYPES[row["star"]]
+    row["facilities"] = json.loads(row["facilities"])
+    return row
+
+
+def search_hotels(world: World, **a: Any) -> dict[str, Any]:
+    city = city_named(world, a["city"])
+    nights = _nights(a)
+    room_where, room_params = [], []
+    if a["price_min"] is not None:
+        room_where.append("r.price >= ?")
+        room_params.append(a["price_min"])
+    if a["price_max"] is not None:
+        room_where.append("r.price <= ?")
+        room_params.append(a["price_max"])
+    if a["room_types"]:
+        clause, params = _like_any("r.name", a["room_types"])
+        room_where.append(clause)
+        room_params += params
+    rooms = "".join(f" AND {w}" for w in room_where)
+    q = Query("t.id, t.name, t.star, t.brand, t.score, t.facilities, t.lat, t.lon, "
+              f"(SELECT MIN(r.price) FROM hotel_rooms r WHERE r.hotel_id = t.id{rooms}) "
+              "AS min_price", "hotels", room_params)
+    q.add("t.city_id = ?", city["id"])
+    if room_where:                  # every hotel has rooms: only a room filter can drop one
+        q.add_outer("min_price IS NOT NULL")
+    if a["hotel_name"]:
+        q.add("t.name LIKE ?", f"%{a['hotel_name']}%")
+    if a["brand"]:
+        q.add("t.brand = ? COLLATE NOCASE", a["brand"])
+    if a["hotel_type"]:
+        stars = [_STAR_OF_TYPE[t] for t in a["hotel_type"]]
+        q.add(f"t.star IN ({','.join('?' * len(stars))})", *stars)
+    if a["stars"] is not None:
+        q.add("t.star >= ?", a["stars"])
+    if a["rating"] is not None:
+        q.add("t.score >= ?", a["rating"])
+    for flag, facility in (("is_pet_friendly", "pet-friendly"), ("has_breakfast", "breakfast")):
+        if a[flag] is not None:
+            q.add(f"t.facilities {'' if a[flag] else 'NOT '}LIKE ?", f'%"{facility}"%')
+    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
+    total, rows = q.page(world, *_order(a, _HOTEL_SORT), a["page"], a["page_size"])
+    for row in rows:
+        _hotel_out(row)
+        row["min_price_per_night"] = row.pop("min_price")
+        row["min_total_price"] = round(row["min_price_per_night"] * nights, 2)
+    out = paged(total, rows, a["page"], a["page_size"], "hotels")
+    return {"check_in_date": a["check_in_date"], "check_out_date": a["check_out_date"],
+            "nights": nights, **out}
+
+
+def get_hotel_detail_with_products(world: World, **a: Any) -> dict[str, Any]:
+    hotel = world.hotel(a["hotel_id"])
+    if hotel is None:
+        raise _not_found("hotel", a["hotel_id"])
+    nights = _nights(a)
+    city = world.city(hotel.pop("city_id"))
+    sql = ("SELECT id AS product_id, name AS room_type, capacity, price AS price_per_night "
+           "FROM hotel_rooms WHERE hotel_id = ?")
+    params = [hotel["id"]]
+    if a["room_type"]:
+        sql, params = sql + " AND name LIKE ?", params + [f"%{a['room_type']}%"]
+    fits, others = [], []
+    for room in world.query(sql + " ORDER BY price, id", params):
+        room["room_num"], room["nights"] = a["room_num"], nights
+        room["total_price"] = round(room["price_per_night"] * a["room_num"] * nights, 2)
+        (fits if room["capacity"] * a["room_num"] >= a["person_num"] else others).append(room)
+    first = (a["page"] - 1) * a["page_size"]
+    out = {"hotel": {**_hotel_out(hotel), "city": city["name"] if city else None},
+           "check_in_date": a["check_in_date"], "check_out_date": a["check_out_date"],
+           "nights": nights, "room_num": a["room_num"], "person_num": a["person_num"],
+           **paged(len(fits), fits[first:first + a["page_size"]], a["page"], a["page_size"],
+                   "room products")}
+    out["products"] = out.pop("results")
+    out["not_meeting_occupancy"] = others
+    return out
+
+
+def get_hotel_coordinates(world: World, hotel_id: str) -> dict[str, Any]:
+    row = world.hotel(hotel_id)
+    if row is None:
+        raise _not_found("hotel", hotel_id)
+    return {"id": row["id"], "name": row["name"], "lat": row["lat"], "lon": row["lon"]}
+
+
+# -- restaurants ---------------------------------------------------------------------------
+
+_RESTAURANT_SORT = {"rating": ("score", True), "price": ("avg_price", False),
+                    "distance": ("distance_km", False)}
+
+
+def search_restaurants(world: World, **a: Any) -> dict[str, Any]:
+    city = city_named(world, a["city"])
+    q = Query("t.id, t.name, t.cuisine, t.avg_price, t.score, t.open_time, t.close_time, "
+              "t.lat, t.lon", "restaurants")
+    q.add("t.city_id = ?", city["id"])
+    if a["restaurant_name"]:
+        q.add("t.name LIKE ?", f"%{a['restaurant_name']}%")
+    if a["categories"]:
+        clause, params = _like_any("t.cuisine", a["categories"])
+        q.add(clause, *params)
+    if a["price_min"] is not None:
+        q.add("t.avg_price >= ?", a["price_min"])
+    if a["price_max"] is not None:
+        q.add("t.avg_price <= ?", a["price_max"])
+    if a["stars"] is not None:
+        q.add("t.score >= ?", a["stars"])
+    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
+    total, rows = q.page(world, *_order(a, _RESTAURANT_SORT), a["page"], a["page_size"])
+    return paged(total, rows, a["page"], a["page_size"], "restaurants")
+
+
+def get_restaurant_detail_with_products(world: World, restaurant_id: str) -> dict[str, Any]:
+    row = world.restaurant(restaurant_id)
+    if row is None:
+        raise _not_found("restaurant", restaurant_id)
+    city = world.city(row.pop("city_id"))
+    products = world.query("SELECT id AS product_id, name, people, price FROM "
+                           "restaurant_products WHERE restaurant_id = ? ORDER BY people, id",
+                           (restaurant_id,))
+    out: dict[str, Any] = {"restaurant": {**row, "city": city["name"] if city else None},
+                           "products": products}
+    if not products:
+        out["message"] = "No set menus: order on site (about avg_price per person)."
+    return out
+
+
+def get_restaurant_coordinates(world: World, restaurant_id: str) -> dict[str, Any]:
+    row = world.restaurant(restaurant_id)
+    if row is None:
+        raise _not_found("restaurant", restaurant_id)
+    return {"id": row["id"], "name": row["name"], "lat": row["lat"], "lon": row["lon"]}
+
+
+# -- specs -------------------------------------------------------------------------------------
+
+_CITY = Param("city", "string", "City name, e.g. Hangzhou.", required=True)
+_PRICE = (Param("price_min", "number", "Lowest price (yuan).", minimum=0),
+          Param("price_max", "number", "Highest price (yuan).", minimum=0))
+_STAY = (Param("check_in_date", "date", "Check-in date YYYY-MM-DD.", required=True),
+         Param("check_out_date", "date", "Check-out date YYYY-MM-DD.", required=True))
+
+
+def _id(name: str, what: str) -> tuple[Param]:
+    return (Param(name, "string", f"The {what} id, as search results give it.", required=True),)
+
+
+SPECS = (
+    ToolSpec("search_attractions", "Search attractions in a city with filters (name, "
+             "categories, rating, sight level, review count, free only, distance), ranking and "
+             "pagination. Returns id, category, ratings, popularity, opening hours, suggested "
+             "visit minutes, lowest ticket price and distance (km).",
+             (_CITY, Param("attraction_name", "string", "Part of the attraction's name."),
+              Param("categories", "array", "Any of these categories: "
+                    + ", ".join(names.ATTRACTION_CATEGORIES) + "."),
+              *LOCATION,
+              Param("rating", "number", "Minimum review score (0-5).", minimum=0, maximum=5),
+              Param("sight_level", "integer", "Minimum official level (5 = 5A).", minimum=0,
+                    maximum=5),
+              Param("comment_count", "integer", "Minimum number of reviews.", minimum=0),
+              Param("free_only", "boolean", "Only attractions with free admission.",
+                    default=False),
+              *sort_params(tuple(_ATTRACTION_SORT), "heat", "attractions"), *PAGE),
+             search_attractions),
+    ToolSpec("get_attraction_detail_with_products", "Full profile of one attraction and its "
+             "ticket products (product id, name, price).", _id("poi_id", "attraction"),
+             get_attraction_detail_with_products),
+    ToolSpec("get_attraction_coordinates", "Latitude and longitude of an attraction.",
+             _id("poi_id", "attraction"), get_attraction_coordinates),
+    ToolSpec("search_hotels", "Search hotels in a city for a stay with filters (room price per "
+             "night, distance, hotel type, stars, rating, room types, pet friendly, breakfast), "
+             "ranking and pagination. Returns type, stars, rating, facilities, coordinates, "
+             "distance (km), the lowest matching nightly price and its total for the stay.",
+             (_CITY, *_STAY, *_PRICE, *LOCATION,
+              Param("hotel_type", "array", "Any of these tiers.", enum=HOTEL_TYPES),
+              Param("stars", "integer", "Minimum star rating (2-5).", minimum=2, maximum=5),
+              Param("rating", "number", "Minimum guest score (0-5).", minimum=0, maximum=5),
+              Param("room_types", "array", "Has a room whose type contains any of these "
+                    "words (e.g. King, Twin, Family, Suite)."),
+              Param("is_pet_friendly", "boolean", "Pets allowed."),
+              Param("has_breakfast", "boolean", "Breakfast served."),
+              Param("hotel_name", "string", "Part of the hotel's name."),
+              Param("brand", "string", "Hotel brand, e.g. Hilton, Atour, Hanting."),
+              *sort_params(tuple(_HOTEL_SORT), "rating", "hotels"), *PAGE),
+             search_hotels),
+    ToolSpec("get_hotel_detail_with_products", "A hotel's profile and its bookable room "
+             "products for the stay, cheapest first; rooms that cannot hold person_num in "
+             "room_num rooms are listed apart under not_meeting_occupancy.",
+             (*_id("hotel_id", "hotel"), *_STAY,
+              Param("room_num", "integer", "Rooms to book.", minimum=1, maximum=20, default=1),
+              Param("person_num", "integer", "Guests.", minimum=1, maximum=60, default=1),
+              Param("room_type", "string", "Room type contains this word (e.g. King)."),
+              *PAGE), get_hotel_detail_with_products),
+    ToolSpec("get_hotel_coordinates", "Latitude and longitude of a hotel.",
+             _id("hotel_id", "hotel"), get_hotel_coordinates),
+    ToolSpec("search_restaurants", "Search restaurants in a city with filters (cuisine, "
+             "average price per person, minimum rating, distance from the city centre or a "
+             "given point), ranking and pagination.",
+             (_CITY, *LOCATION, *_PRICE,
+              Param("stars", "number", "Minimum rating (0-5).", minimum=0, maximum=5),
+              Param("categories", "array", "Any of these cuisines: "
+                    + ", ".join(names.CUISINES) + "."),
+              Param("restaurant_name", "string", "Part of the restaurant's name."),
+              *sort_params(tuple(_RESTAURANT_SORT), "rating", "restaurants"), *PAGE),
+             search_restaurants),
+    ToolSpec("get_restaurant_detail_with_products", "A restaurant's profile and its set-menu "
+             "products (product id, people, price); none means order on site.",
+             _id("restaurant_id", "restaurant"), get_restaurant_detail_with_products),
+    ToolSpec("get_restaurant_coordinates", "Latitude and longitude of a restaurant.",
+             _id("restaurant_id", "restaurant"), get_restaurant_coordinates),
+)

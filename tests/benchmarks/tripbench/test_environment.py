@@ -1,0 +1,82 @@
+"""The environment factory and the episode sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from bench_data.types import Task
+from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
+from evaluator.benchmarks.tripbench.environment import TripEnvironmentFactory
+from evaluator.benchmarks.tripbench.tools import TOOL_NAMES, TripSandbox
+
+
+def _task(tid: str, source: str = "", **extra) -> Task:
+    return Task(benchmark="tripbench", subset="easy", task_id=tid, source=source, extra=extra)
+
+
+def _request(tmp: Path, tasks: list[Task]) -> EnvironmentRequest:
+    return EnvironmentRequest(config=SimpleNamespace(), run_dir=tmp,  # type: ignore[arg-type]
+                              taskset=SimpleNamespace(tasks=tasks))  # type: ignore[arg-type]
+
+
+async def test_world_named_by_the_task_relative_to_its_file(tmp_path: Path,
+                                                            world_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "worlds").mkdir()
+    (data / "worlds" / "w.sqlite").symlink_to(world_path)
+    task = _task("t1", f"{data / 'tasks.jsonl'}:3", world="worlds/w.sqlite")
+    factory = TripEnvironmentFactory()
+    assert factory.world_path(task) == (data / "worlds" / "w.sqlite").resolve()
+    request = _request(tmp_path, [task, _task("t2", f"{data / 'tasks.jsonl'}:4",
+                                              world="worlds/w.sqlite")])
+    factory.check(request)
+    env = await factory.open(request, None, "")
+    sandbox = env.episode(task)
+    assert env.episode(request.taskset.tasks[1]).world is sandbox.world   # one connection
+    assert [t["function"]["name"] for t in sandbox.tools] == list(TOOL_NAMES)
+    out = await sandbox.call("get_city_center_coords", '{"city_name": "Hangzhou"}',
+                             task_time="2025-10-01 09:00")
+    assert out.source == "live" and not out.is_error and out.error_category is None
+    assert json.loads(out.content)["city"] == "Hangzhou"
+    bad = await sandbox.call("get_hotel_coordinates", '{"hotel_id": "H0"}', task_time="")
+    assert bad.is_error and bad.error_category == "not_found"
+    assert "error" in json.loads(bad.content)
+    described = env.describe()
+    assert described["simulated"] is False and len(described["tools"]) == 18
+    assert next(iter(described["worlds"].values()))["size"] == "small"
+    env.close()
+    assert env.worlds == {}
+
+
+async def test_world_given_to_the_factory(tmp_path: Path, world_path: Path) -> None:
+    factory = TripEnvironmentFactory(world=world_path)
+    task = _task("t1")                                    # no world of its own, no source
+    factory.check(_request(tmp_path, [task]))
+    env = await factory.open(_request(tmp_path, [task]), None, "")
+    assert isinstance(env.episode(task), TripSandbox)
+    env.close()
+
+
+def test_check_fails_fast(tmp_path: Path) -> None:
+    factory = TripEnvironmentFactory()
+    with pytest.raises(BenchmarkError, match="no world database"):
+        factory.check(_request(tmp_path, [_task("t1")]))
+    with pytest.raises(BenchmarkError, match="no source file"):
+        factory.check(_request(tmp_path, [_task("t1", world="w.sqlite")]))
+    with pytest.raises(BenchmarkError, match="t1.*no world database at"):
+        factory.check(_request(tmp_path, [_task("t1", f"{tmp_path}/x.jsonl:1",
+                                                world="w.sqlite")]))
+    foreign = tmp_path / "foreign.sqlite"
+    import sqlite3
+    conn = sqlite3.connect(foreign)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.execute("INSERT INTO meta VALUES ('generator', 'someone else')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(BenchmarkError, match="not written by"):
+        TripEnvironmentFactory(world=foreign).check(_request(tmp_path, [_task("t1")]))
