@@ -3,12 +3,17 @@
 Each subcommand lives in its own module exposing `register(subparsers)`, which adds a parser
 whose `func` attribute is `(args) -> int`. Modules are imported lazily by name so that
 `agentsweep --help` and light commands never import torch or vllm.
+
+The outermost handler turns what a command left unhandled into one line naming the command:
+an engine that would not start (exit 2), an infrastructure error (exit 1), anything else
+(exit 1, "--debug" or AGENTSWEEP_DEBUG=1 shows the traceback); Ctrl-C exits 130.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 
 # module path -> subcommands it registers (for the help text; modules register themselves)
@@ -32,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="agentsweep",
         description="Run interactive tool-using LLM agent benchmarks on served models.",
     )
+    parser.add_argument("--debug", action="store_true",
+                        help="show the Python traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in SUBCOMMAND_MODULES:
         try:
@@ -58,3 +65,23 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as exc:
+        if args.debug or os.environ.get("AGENTSWEEP_DEBUG") == "1":
+            raise
+        return _one_line(args.command, exc)
+
+
+def _one_line(command: str, exc: Exception) -> int:
+    from backends.errors import InfrastructureError, ServerStartError
+
+    first = (str(exc).strip().splitlines() or [""])[0]
+    if isinstance(exc, ServerStartError):
+        print(f"agentsweep {command}: the engine did not start: {first} (its log has the "
+              "rest)", file=sys.stderr)
+        return 2
+    if isinstance(exc, InfrastructureError):
+        print(f"agentsweep {command}: infrastructure error: {first}", file=sys.stderr)
+        return 1
+    print(f"agentsweep {command}: unexpected error: {type(exc).__name__}: {first} "
+          "(run again with --debug for the traceback)", file=sys.stderr)
+    return 1

@@ -1,0 +1,49 @@
+"""The CLI's outermost handler: an exception a command left unhandled becomes one line naming
+the command (engine start failure exit 2, infrastructure error 1, anything else 1), and
+--debug shows the traceback instead."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from backends.errors import InfrastructureError, ServerStartError
+from evaluator import cli
+
+
+def _parser_raising(exc: Exception):
+    def build() -> argparse.ArgumentParser:
+        parser = argparse.ArgumentParser(prog="agentsweep")
+        parser.add_argument("--debug", action="store_true")
+        sub = parser.add_subparsers(dest="command")
+        boom = sub.add_parser("boom")
+
+        def func(args):
+            raise exc
+
+        boom.set_defaults(func=func)
+        return parser
+    return build
+
+
+@pytest.mark.parametrize("exc, code, words", [
+    (ServerStartError("vLLM server was not ready after 900s\n--- last lines ---\nx"), 2,
+     "the engine did not start: vLLM server was not ready after 900s"),
+    (InfrastructureError("connection refused"), 1, "infrastructure error: connection refused"),
+    (RuntimeError("odd\nsecond line"), 1, "unexpected error: RuntimeError: odd (run again"),
+])
+def test_an_unhandled_error_is_one_line_naming_the_command(monkeypatch, capsys, exc, code,
+                                                           words):
+    monkeypatch.setattr(cli, "build_parser", _parser_raising(exc))
+    monkeypatch.delenv("AGENTSWEEP_DEBUG", raising=False)
+    assert cli.main(["boom"]) == code
+    err = capsys.readouterr().err
+    assert err.startswith("agentsweep boom: ") and words in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_debug_shows_the_traceback(monkeypatch):
+    monkeypatch.setattr(cli, "build_parser", _parser_raising(RuntimeError("odd")))
+    with pytest.raises(RuntimeError, match="odd"):
+        cli.main(["--debug", "boom"])
