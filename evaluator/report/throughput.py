@@ -77,7 +77,7 @@ def throughput_tables(runs: list[Any]) -> list[Table]:
             t.rows.append([r.label, d["role"], d["url"], _f(d["requests_per_s"], "{:.2f}"),
                            _f(d["prompt_tok_s"]), _f(d["completion_tok_s"]),
                            pct(d["request_hit_rate"]), pct(d["metrics_hit_rate"]),
-                           pct(d["kv_mean"]), pct(d["kv_peak"]), str(d["queue_peak"])])
+                           pct(d["kv_mean"]), pct(d["kv_peak"]), f"{d['queue_peak']:g}"])
     if t.rows:
         out.append(t)
     b = Table("Bench (agentsweep bench)", ["run", "role", "tok/episode", "hit (requests)",

@@ -4,6 +4,12 @@ wall time of the full sweep on the measured replicas. Pure functions of the run'
 (episodes.jsonl, timeseries.jsonl, calls.jsonl); `analyse` gives the dict written to
 RUN_DIR/bench.json, `render` the terminal table.
 
+The full sweep's estimate per role: episodes x the role's measured tokens per episode / its
+tokens/s while episodes were still being started (`steady_rates`), plus one mean episode (the
+sweep's own ramp-down; without such a window, when every bench episode started at once, the
+whole run's rate and no ramp-down); the largest is the estimate (`bottleneck`). `by_episode_rate_s` is the
+plain episodes / (episodes/min) for comparison.
+
 Ideal prefix hits of one call (per role, tokens, rounded down to whole KV blocks): the previous
 prompt of the same episode and role (its blocks are in the cache when the next call comes),
 or, at least, the leading system message when an earlier call of the role had a system
@@ -96,6 +102,8 @@ def analyse(run_dir: str | Path, *, full_episodes: int | None = None, block_size
     judge_roles = {k: v for k, v in ts["roles"].items() if k.startswith("judge")}
     judge_s = sum(_model_s(run_dir, k) for k in judge_roles)
     hits = ideal_hits(read_calls(run_dir), block_size)
+    steady = steady_rates(run_dir, max((r.started_at for r in records), default=0.0))
+    tail = sum(r.timings.get("total", 0.0) for r in records) / n if n else 0.0
     per_role_tokens: dict[str, int] = defaultdict(int)
     for r in records:
         for role, u in r.usage.items():
@@ -103,14 +111,16 @@ def analyse(run_dir: str | Path, *, full_episodes: int | None = None, block_size
     roles = {}
     for name, d in ts["roles"].items():
         d = dict(d)
-        tok_s = (d["prompt_tok_s"] or 0) + (d["completion_tok_s"] or 0)
+        tok_s = steady.get(name) or (d["prompt_tok_s"] or 0) + (d["completion_tok_s"] or 0)
+        d["steady_tok_s"] = steady.get(name)
         d["tokens_per_episode"] = per_role_tokens.get(name, 0) / n if n and \
             name in per_role_tokens else None
         d.update({k: hits.get(name, {}).get(k) for k in ("ideal_hit_rate", "of_ideal")})
         if d["request_hit_rate"] is None and name in hits:
             d["request_hit_rate"] = hits[name]["hit_rate"]
         if full_episodes and d["tokens_per_episode"] and tok_s:
-            d["estimate_s"] = full_episodes * d["tokens_per_episode"] / tok_s
+            d["estimate_s"] = full_episodes * d["tokens_per_episode"] / tok_s + \
+                (tail if d["steady_tok_s"] else 0.0)
         roles[name] = d
     eps_min = n / seconds * 60 if seconds else None
     estimate: dict[str, Any] = {"episodes": full_episodes}
@@ -126,6 +136,29 @@ def analyse(run_dir: str | Path, *, full_episodes: int | None = None, block_size
         "replicas": ts["replicas"], "stages": stages(records, judge_s, n if judge_roles else 0),
         "estimate": estimate,
     }
+
+
+def steady_rates(run_dir: Path, last_start: float) -> dict[str, float]:
+    """Tokens/s (prompt + completion) per role while episodes were still being started: the
+    bench's ramp-down (its last episodes finishing with the engine half idle) is a large part
+    of a short run and a small part of a full sweep, so the estimate uses this rate for the
+    sweep plus one mean episode for its own ramp-down. {} when that window has no two rows."""
+    segs = throughput.read_segments(run_dir)
+    if len(segs) != 1:
+        return {}
+    start, rows = segs[0]
+    inside = [r for r in rows if r["t"] <= last_start - start]
+    if len(inside) < 2 or inside[-1]["t"] <= inside[0]["t"]:
+        return {}
+    a, b = inside[0], inside[-1]
+    dt = b["t"] - a["t"]
+    out = {}
+    for name, r in b["roles"].items():
+        p = a["roles"].get(name, {})
+        tokens = r["prompt"] + r["completion"] - p.get("prompt", 0) - p.get("completion", 0)
+        if tokens > 0:
+            out[name] = tokens / dt
+    return out
 
 
 def _model_s(run_dir: Path, role: str) -> float:
@@ -145,6 +178,8 @@ def _pct(x: Any) -> str:
 def hms(seconds: float | None) -> str:
     if seconds is None:
         return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
     s = round(seconds)
     return f"{s // 3600}h{s % 3600 // 60:02d}m{s % 60:02d}s"
 
@@ -165,7 +200,7 @@ def render(b: dict[str, Any]) -> str:
     rows += [[f"{d['role']} @ {d['url']}", _f(d["requests_per_s"], "{:.2f}"),
               _f(d["prompt_tok_s"]), _f(d["completion_tok_s"]), _pct(d["request_hit_rate"]),
               _pct(d["metrics_hit_rate"]), "", "", _pct(d["kv_mean"]), _pct(d["kv_peak"]),
-              str(d["queue_peak"]), "", ""] for d in b["replicas"]]
+              f"{d['queue_peak']:g}", "", ""] for d in b["replicas"]]
     lines.append(terminal_table(Table(
         "per role / per replica", ["role / replica", *heads, "ideal hit", "of ideal",
                                    "KV mean", "KV peak", "queue peak", "tok/episode",

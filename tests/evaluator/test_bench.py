@@ -160,3 +160,14 @@ def test_replica_weights_reach_the_router():
     assert [s.weight for s in specs] == [2.5, 1.0]
     assert [s.endpoint.timeout_s for s in specs] == [7.0, 7.0]
     assert specs[0].endpoint.model == "m" and specs[0].endpoint.base_url == "http://a/v1"
+
+
+def test_the_estimate_uses_the_rate_while_episodes_were_still_starting(tmp_path):
+    from evaluator.run.bench import steady_rates
+
+    lines = [{"start": 1000.0, "interval_s": 1.0}, _row(0.0, 0, 0, None, None, None),
+             _row(1.0, 10, 1000, None, None, None), _row(2.0, 20, 2000, None, None, None),
+             _row(3.0, 22, 2100, None, None, None)]  # the ramp-down: little throughput
+    (tmp_path / "timeseries.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    assert steady_rates(tmp_path, 1002.5) == {"agent": pytest.approx((2000 + 200) / 2.0)}
+    assert steady_rates(tmp_path, 1000.5) == {}  # every episode started at once
