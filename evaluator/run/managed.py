@@ -2,8 +2,8 @@
 `agentsweep run --replicas N --gpus-per-replica G`).
 
 N engines (`backends.server.VLLMServer`, or what a test's factory makes) start side by side:
-on GPUs, replica i gets the disjoint set i*G .. i*G+G-1 (`gpus`, tensor parallel over G); on
-CPU each gets its own port and 1/N of the cores. Every role (and judge endpoint) that says
+on GPUs, replica i gets the disjoint set i*G .. i*G+G-1 of the visible GPUs (`gpus`, tensor
+parallel over G); on CPU 1/N of the cores; each its own port on 127.0.0.1. Every role (and judge endpoint) that says
 "embedded" is then routed over them by a `backends.router.Router`, with each server's restart
 callback (stop, start again) for the router's health loop.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -31,12 +32,35 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
     }
     if device == "gpu":
         g = engine.gpus_per_replica or engine.tensor_parallel_size
-        kw["gpus"] = ",".join(str(index * g + j) for j in range(g))
+        ids = visible_gpus() or [str(k) for k in range(n * g)]
+        kw["gpus"] = ",".join(ids[index * g:(index + 1) * g])
         kw["tensor_parallel_size"] = g
     else:
         kw["cpu_threads"] = max(1, (os.cpu_count() or 1) // n)
         kw["tensor_parallel_size"] = 1
     return kw
+
+
+def visible_gpus() -> list[str]:
+    """This process's CUDA_VISIBLE_DEVICES as a list ([] when unset): replica i takes the i-th
+    slice of it, so `CUDA_VISIBLE_DEVICES=4,5,6,7 --replicas 2 --gpus-per-replica 2` gives
+    4,5 and 6,7 (a child's CUDA_VISIBLE_DEVICES names physical GPUs)."""
+    v = os.environ.get("CUDA_VISIBLE_DEVICES", "").strip()
+    return [x.strip() for x in v.split(",") if x.strip()] if v and v != "-1" else []
+
+
+def distinct_ports(n: int, host: str = "127.0.0.1") -> list[int]:
+    """n TCP ports free right now, all different (held open together while picked)."""
+    socks = []
+    try:
+        for _ in range(n):
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            socks.append(s)
+            s.bind((host, 0))
+        return [s.getsockname()[1] for s in socks]
+    finally:
+        for s in socks:
+            s.close()
 
 
 def gpu_count() -> int | None:
@@ -61,12 +85,13 @@ async def start_replicas(engine: Any, run_dir: Path, factory: ServerFactory | No
     n = engine.replicas
     if device == "gpu":
         g = engine.gpus_per_replica or engine.tensor_parallel_size
-        have = gpu_count()
+        have = len(visible_gpus()) or gpu_count()
         if have is not None and n * g > have:
             raise ValueError(f"engine.replicas: {n} replicas x {g} GPUs need {n * g} GPUs; "
                              f"{have} visible")
-    servers = [factory(engine.model or None, **replica_kwargs(engine, i, device, run_dir))
-               for i in range(n)]
+    ports = distinct_ports(n)
+    servers = [factory(engine.model or None, port=ports[i],
+                       **replica_kwargs(engine, i, device, run_dir)) for i in range(n)]
     print(f"starting {n} replicas of the embedded engine on {device} (logs: "
           f"{run_dir / 'engine-*.log'}) ...", file=sys.stderr)
     results = await asyncio.gather(*(s.astart() for s in servers), return_exceptions=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from types import SimpleNamespace
 from typing import ClassVar
 
@@ -28,7 +29,7 @@ class FakeServer:
 
     def __init__(self, model, **kw):
         self.kw = kw
-        self.port = free_port()
+        self.port = kw.get("port") or free_port()
         self.stub = None
         self.starts = 0
         self.attached = False
@@ -64,12 +65,16 @@ def _engine(**kw):
 
 
 def test_replicas_get_disjoint_gpu_sets_or_a_share_of_the_cores(tmp_path, monkeypatch):
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     e = _engine(replicas=3, gpus_per_replica=2)
     kws = [replica_kwargs(e, i, "gpu", tmp_path) for i in range(3)]
     assert [k["gpus"] for k in kws] == ["0,1", "2,3", "4,5"]
     assert {k["tensor_parallel_size"] for k in kws} == {2}
     assert kws[1]["log_path"] == tmp_path / "engine-1.log"
     assert replica_kwargs(_engine(tensor_parallel_size=2), 1, "gpu", tmp_path)["gpus"] == "2,3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")  # the visible ones, in order
+    assert [replica_kwargs(_engine(gpus_per_replica=2), i, "gpu", tmp_path)["gpus"]
+            for i in range(2)] == ["4,5", "6,7"]
     monkeypatch.setattr("os.cpu_count", lambda: 16)
     cpu = replica_kwargs(_engine(replicas=4), 0, "cpu", tmp_path)
     assert cpu["cpu_threads"] == 4 and "gpus" not in cpu
@@ -102,6 +107,8 @@ def test_run_over_managed_replicas_restarts_a_killed_one(tmp_path):
     result = asyncio.run(main())
     assert result.exit_code == 0, result.summary
     assert len(FakeServer.made) == 2
+    assert len({s.port for s in FakeServer.made}) == 2
+    assert {s.kw["cpu_threads"] for s in FakeServer.made} == {max(1, (os.cpu_count() or 1) // 2)}
     assert FakeServer.made[1].starts >= 2  # restarted by the router's health loop
     assert all(s.stub is None for s in FakeServer.made)  # stopped at the end
     assert list(iter_failures(run_dir)) == []
