@@ -202,11 +202,21 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
     from backends.client import ChatClient
     from evaluator.judges.pool import JudgePool
 
-    clients = [ChatClient(ep, max_connections=max(64, 2 * settings.concurrency))
-               for ep in settings.endpoints]
+    eps = settings.endpoints
+    clients: list[Any]
+    if len(eps) > 1:  # several endpoints: one router (least-loaded, health, failover)
+        from backends.router import Router
+        from backends.router_replica import ReplicaSpec, RouterSettings
+
+        clients = [Router([ReplicaSpec(ep) for ep in eps], model=eps[0].model or None,
+                          settings=msgspec.convert(settings.routing, RouterSettings),
+                          template=eps[0])]
+    else:
+        clients = [ChatClient(ep, max_connections=max(64, 2 * settings.concurrency))
+                   for ep in eps]
     try:
-        pool = JudgePool(run_dir, settings, client=clients, tasks=tasks, tool_schemas=tools,
-                         prompts=prompts)
+        pool = JudgePool(run_dir, settings, client=clients if len(clients) > 1 else clients[0],
+                         tasks=tasks, tool_schemas=tools, prompts=prompts)
         return await pool.judge_run(rerun=settings.rerun)
     finally:
         for c in clients:

@@ -18,8 +18,9 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     """How trajectories are judged and scored.
 
     endpoints: where the judge model is served. One or more OpenAI-compatible endpoints; the
-        pool spreads requests over them round-robin (`agentsweep run --judge`: a router, see
-        `routing`). The default is the embedded engine.
+        pool spreads requests over them round-robin; `agentsweep run --judge` and `agentsweep
+        judge` give it one router over them instead (see `routing`). The default is the
+        embedded engine.
     model: the judge model name recorded in every Judgement key. Empty means: the model of the
         first endpoint, or, when that is empty too, the first model the server lists.
     sampling: judge sampling; temperature 0 (deterministic judging) unless overridden.
@@ -62,8 +63,8 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
         guard: when a prompt's estimated tokens plus `sampling.max_tokens` would exceed it, the
         longest tool outputs are shortened until it fits, and the judgement records it (see
         docs/judges.md). 0 = no guard.
-    routing: with several `endpoints`, `agentsweep run --judge` spreads judge calls over them
-        with a router (docs/routing.md); its settings (`policy`, `admission`, `health`).
+    routing: with several `endpoints`, judge calls are spread over them by a router
+        (docs/routing.md); its settings (`policy`, `admission`, `health`).
         Judge endpoints on the managed replicas share the roles' router.
     """
 

@@ -171,3 +171,26 @@ def test_the_estimate_uses_the_rate_while_episodes_were_still_starting(tmp_path)
     (tmp_path / "timeseries.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
     assert steady_rates(tmp_path, 1002.5) == {"agent": pytest.approx((2000 + 200) / 2.0)}
     assert steady_rates(tmp_path, 1000.5) == {}  # every episode started at once
+
+
+def test_agentsweep_judge_routes_several_endpoints_around_a_dead_one(tmp_path):
+    """`agentsweep judge` with two judge endpoints, one of them down: the router sends every
+    judge call to the live one (round-robin would leave half of them for a later retry)."""
+    from perf.stub_server import start_stub
+    from tests.evaluator.test_toybench import DATA
+
+    with start_stub("--mode", "text") as stub, start_stub("--mode", "schema") as j1, \
+            start_stub("--mode", "schema") as j2:
+        judges = f'[{{ base_url = "{j1.url}" }}, {{ base_url = "{j2.url}" }}]'
+        r = _cli("run", "--plugin", "tests.toybench", "--data", str(DATA), "--engine-url",
+                 stub.url, "--out", str(tmp_path), "--name", "toy", "--progress", "off",
+                 "--set", f"judge.endpoints={judges}")
+        assert r.returncode == 0, r.stderr
+        j2.stop()
+        r = _cli("judge", str(tmp_path / "toy"))
+        assert r.returncode == 0, r.stderr
+        assert "judged 6 (0 judge errors)" in r.stdout  # trials share trajectories (keys)
+        assert "0 left after infrastructure errors" in r.stdout
+    lines = (tmp_path / "toy" / "judgements.jsonl").read_text().splitlines()
+    graded = [json.loads(x) for x in lines if '"toy_grade"' in x]
+    assert graded and all(j.get("error") is None for j in graded)
