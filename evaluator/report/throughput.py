@@ -126,13 +126,29 @@ def _chart(title: str, data: dict[str, dict[str, list[Any]]], field: str, y_labe
                       kind=kind)
 
 
+def _labels(keys: list[str]) -> dict[str, str]:
+    """"agent http://gpu-1:8000/v1" -> "gpu-1:8000 agent": the replica first (":8000" when all
+    share one host), and a role list as its first role "+n", so legends stay short."""
+    parts = []
+    for key in keys:
+        role, _, url = key.partition(" ")
+        host, _, port = url.split("://", 1)[-1].split("/", 1)[0].rpartition(":")
+        roles = role.split(",")
+        parts.append((host, port, roles[0] + (f"+{len(roles) - 1}" if len(roles) > 1 else "")))
+    one_host = len({h for h, _, _ in parts}) == 1
+    return {k: f"{'' if one_host else h}:{p} {r}" for k, (h, p, r) in zip(keys, parts,
+                                                                             strict=True)}
+
+
 def throughput_plots(runs: list[Any]) -> list[str]:
     out: list[str] = []
     for r in runs:
         ser = r.throughput.get("series")
         if not ser:
             continue
-        reps, roles = ser["replicas"], ser["roles"]
+        names = _labels(list(ser["replicas"]))
+        reps = {names[k]: v for k, v in ser["replicas"].items()}
+        roles = ser["roles"]
         tag = f" — {r.label}" if len(runs) > 1 else ""
         for chart in (
             _chart(f"tokens/s per role{tag}", roles, "tok_s", "tokens/s", "ts-role-tokens"),

@@ -194,3 +194,16 @@ def test_agentsweep_judge_routes_several_endpoints_around_a_dead_one(tmp_path):
     lines = (tmp_path / "toy" / "judgements.jsonl").read_text().splitlines()
     graded = [json.loads(x) for x in lines if '"toy_grade"' in x]
     assert graded and all(j.get("error") is None for j in graded)
+
+
+def test_replica_legends_stay_short_and_never_run_off_the_plot():
+    from evaluator.report.svg import LineSeries, line_chart
+    from evaluator.report.throughput import _labels
+
+    assert _labels(["agent http://127.0.0.1:1/v1", "agent,user http://127.0.0.1:2/v1"]) == {
+        "agent http://127.0.0.1:1/v1": ":1 agent", "agent,user http://127.0.0.1:2/v1": ":2 agent+1"}
+    assert _labels(["agent http://a:8000/v1", "agent http://b:8000/v1"])[
+        "agent http://b:8000/v1"] == "b:8000 agent"
+    svg = line_chart("t", [LineSeries(f"replica-number-{i:02d} agent", [0, 1], [1, 2])
+                           for i in range(8)], y_range=(0, 2))
+    assert "+6 more" in svg and "replica-number-07" not in svg.split("+6 more")[1]
