@@ -3,7 +3,8 @@
 Episode code only increments integers (`Counters`); `progress_task` wakes every second or so,
 computes rates from deltas and writes one line to stderr (live `\\r` line on a TTY, a plain
 line every few seconds with "plain", and with "auto" off a TTY, e.g. a job log, a plain line
-every 30 s), with each router's replicas up, failovers and restarts. `Summary` folds finished records into the end-of-run summary.
+every 30 s), with each router's replicas up, failovers and restarts; a router's new notes (a
+replica out or back, a failed restart) get a line of their own when they appear. `Summary` folds finished records into the end-of-run summary.
 """
 
 from __future__ import annotations
@@ -119,6 +120,17 @@ def routers_part(routers: dict[str, Any]) -> str:
     return "replicas " + "; ".join(out) if out else ""
 
 
+def new_notes(routers: dict[str, Any], seen: dict[str, int]) -> list[str]:
+    """Router notes (a replica out or back, a failed restart, no /metrics) not shown yet."""
+    out = []
+    for name, r in routers.items():
+        notes = r.notes
+        k = seen.get(name, 0)
+        out += [f"router [{name}]: {n}" for n in notes[k:]]
+        seen[name] = len(notes)
+    return out
+
+
 async def progress_task(
     counters: Counters,
     mode: str,
@@ -140,12 +152,16 @@ async def progress_task(
     last_eps = counters.episodes_done
     last_tok = counters.completion_tokens
     tick = 0
+    seen: dict[str, int] = {}
     try:
         while True:
             await asyncio.sleep(interval_s)
             tick += 1
             if extra is not None:
                 extra()
+            if routers:
+                for note in new_notes(routers, seen):
+                    stream.write(("\r\x1b[2K" if live else "") + note + "\n")
             if tick % every:
                 continue
             now = time.monotonic()

@@ -151,3 +151,16 @@ def test_progress_line_shows_replicas_up_failovers_and_restarts():
     r.stats.failovers, r.stats.restarts = 3, 1
     assert routers_part({"agent,user": r}) == "replicas agent,user 1/2 up, 3 failovers, 1 restarts"
     assert routers_part({}) == ""
+
+
+def test_router_notes_are_shown_once_each():
+    from backends.router import Router
+    from evaluator.run.progress import new_notes
+
+    r = Router(["http://127.0.0.1:9/v1"], model="m")
+    seen: dict[str, int] = {}
+    r.note("a", "replica X out: connection failure")
+    assert new_notes({"agent": r}, seen) == ["router [agent]: replica X out: connection failure"]
+    assert new_notes({"agent": r}, seen) == []
+    r.note("b", "replica X rejoined")
+    assert new_notes({"agent": r}, seen) == ["router [agent]: replica X rejoined"]
