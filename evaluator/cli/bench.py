@@ -96,9 +96,11 @@ def bench_command(args: argparse.Namespace) -> int:
     total = args.full_episodes
     if total is None:
         try:
-            total = full_episodes(None if args.from_dir else args.config,
-                                  [o for o in overrides if o[0] != "data.limit"]) \
-                if args.from_dir is None else _full_from_manifest(run_dir)
+            if args.from_dir is not None:
+                total = _full_from_manifest(run_dir)
+            else:
+                total = full_episodes(args.config,
+                                      [o for o in overrides if o[0] != "data.limit"])
         except (SweepError, ConfigError, ValueError, OSError) as exc:
             print(f"agentsweep bench: no full-sweep size ({exc}); give --full-episodes",
                   file=sys.stderr)

@@ -113,6 +113,10 @@ def test_bench_over_two_replicas_then_a_run_with_its_estimate(tmp_path):
             assert f'data-plot="{kind}"' in html, kind
         assert "Bench (agentsweep bench)" in html
 
+        again = _cli("bench", "--from", str(run_dir), "--no-report")  # size from its manifest
+        assert again.returncode == 0, again.stderr
+        assert json.loads((run_dir / "bench.json").read_text())["estimate"]["episodes"] == \
+            est["episodes"]
         again = _cli("bench", "--from", str(run_dir), "--full-episodes", "100", "--no-report")
         assert again.returncode == 0, again.stderr
         assert json.loads((run_dir / "bench.json").read_text())["estimate"]["episodes"] == 100
