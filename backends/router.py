@@ -255,6 +255,10 @@ class Router:
                 "in_flight": a.in_flight, "waiting": a.waiting, "cap": a.limit, "mode": a.mode,
                 "load": round(self.policy.load(i), 3), "active_sessions": self.policy.active[i],
                 "restarts": rep.health.restarts, "preemptions": m.preemptions if m else None,
+                "weight": rep.spec.weight, "prompt_tokens": rep.prompt_tokens,
+                "completion_tokens": rep.completion_tokens, "cached_tokens": rep.cached_tokens,
+                "kv_usage": m.kv_cache_usage if m else None,
+                "prefix_hit_rate": m.prefix_cache_hit_rate if m else None,
                 "admission": msgspec.structs.asdict(a.stats),
             })
         return {"router": msgspec.structs.asdict(self.stats),
@@ -300,6 +304,10 @@ class Router:
             admission.release()
         rep.health.answered()
         admission.on_latency(resp.latency_s)
+        u = resp.usage
+        rep.prompt_tokens += u.prompt_tokens
+        rep.completion_tokens += u.completion_tokens
+        rep.cached_tokens += u.cached_tokens
         return resp
 
     # -- health ------------------------------------------------------------------------------

@@ -67,8 +67,9 @@ class Failover(Exception):
 
 
 class Replica:
-    __slots__ = ("admission", "attempts", "client", "has_models", "health", "index", "models",
-                 "name", "requests", "spec")
+    __slots__ = ("admission", "attempts", "cached_tokens", "client", "completion_tokens",
+                 "has_models", "health", "index", "models", "name", "prompt_tokens", "requests",
+                 "spec")
 
     def __init__(self, index: int, spec: ReplicaSpec, client: ChatClient,
                  settings: RouterSettings) -> None:
@@ -82,6 +83,9 @@ class Replica:
         self.has_models: bool | None = None
         self.models: list[str] = []
         self.requests = 0
+        self.prompt_tokens = 0  # of the answers this replica gave (telemetry)
+        self.completion_tokens = 0
+        self.cached_tokens = 0
 
 
 def as_replica(item: Any, template: Endpoint | None = None) -> ReplicaSpec:

@@ -75,6 +75,18 @@ class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True)
             raise ValueError(f"limit must be >= 0, got {self.limit}")
 
 
+class ReplicaEndpoint(Endpoint, frozen=True, forbid_unknown_fields=True):
+    """One `[[<role>.replicas]]` table: an endpoint (unset fields come from the role's
+    `endpoint`) and its `weight` for placement (load is divided by it: 2.0 takes about twice
+    the sessions of a 1.0 replica)."""
+
+    weight: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not self.weight > 0:
+            raise ValueError(f"weight must be > 0, got {self.weight}")
+
+
 class RoleConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     """One model role: where it is served and how it samples.
 
@@ -91,7 +103,7 @@ class RoleConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True)
 
     endpoint: Endpoint = msgspec.field(default_factory=Endpoint)
     sampling: SamplingParams = msgspec.field(default_factory=SamplingParams)
-    replicas: list[Endpoint | str] = msgspec.field(default_factory=list)
+    replicas: list[ReplicaEndpoint | str] = msgspec.field(default_factory=list)
     routing: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -206,6 +218,11 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
     tensor_parallel_size: GPUs per engine.
     extra_args: more `vllm serve` arguments.
     startup_timeout_s: how long the engine may take to become healthy.
+    replicas: start this many engines (managed replicas) and route every "embedded" role over
+        them (docs/routing.md); 1 = one engine, no router. Not with `url`.
+    gpus_per_replica: GPUs of each replica (disjoint sets 0..G-1, G..2G-1, ...; tensor parallel
+        over them); 0 = `tensor_parallel_size`. On CPU each replica gets its own port and an
+        equal share of the cores.
     """
 
     url: str = ""
@@ -216,6 +233,17 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
     tensor_parallel_size: AtLeastOne = 1
     extra_args: list[str] = msgspec.field(default_factory=list)
     startup_timeout_s: Positive = 900.0
+    replicas: int = 1
+    gpus_per_replica: int = 0
+
+    def __post_init__(self) -> None:
+        if self.replicas < 1:
+            raise ValueError(f"replicas: at least 1, got {self.replicas}")
+        if self.gpus_per_replica < 0:
+            raise ValueError(f"gpus_per_replica: 0 or more, got {self.gpus_per_replica}")
+        if self.replicas > 1 and self.url:
+            raise ValueError("replicas: managed replicas start engines; not with `url` (list "
+                             "running servers as a role's `replicas` instead)")
 
 
 class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):

@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES = (
     "evaluator.cli.serve",    # serve
     "evaluator.cli.chat",     # chat
     "evaluator.cli.run",      # run
+    "evaluator.cli.bench",    # bench
     "evaluator.cli.judge",    # judge
     "evaluator.cli.report",   # report
     "evaluator.cli.view",     # view

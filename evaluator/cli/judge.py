@@ -257,13 +257,23 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
     from backends.fdlimit import connection_budget
     from evaluator.judges.pool import JudgePool
 
+    eps = settings.endpoints
     # pools within the open-file limit (backends.fdlimit), shared by the judge endpoints
-    share = max(4, connection_budget() // max(1, len(settings.endpoints)))
-    clients = [ChatClient(ep, max_connections=min(max(64, 2 * settings.concurrency), share))
-               for ep in settings.endpoints]
+    share = max(4, connection_budget() // max(1, len(eps)))
+    clients: list[Any]
+    if len(eps) > 1:  # several endpoints: one router (least-loaded, health, failover)
+        from backends.router import Router
+        from backends.router_replica import ReplicaSpec, RouterSettings
+
+        clients = [Router([ReplicaSpec(ep) for ep in eps], model=eps[0].model or None,
+                          settings=msgspec.convert(settings.routing, RouterSettings),
+                          template=eps[0], max_connections=min(4096, share))]
+    else:
+        clients = [ChatClient(ep, max_connections=min(max(64, 2 * settings.concurrency), share))
+                   for ep in eps]
     try:
-        pool = JudgePool(run_dir, settings, client=clients, tasks=tasks, tool_schemas=tools,
-                         prompts=prompts)
+        pool = JudgePool(run_dir, settings, client=clients if len(clients) > 1 else clients[0],
+                         tasks=tasks, tool_schemas=tools, prompts=prompts)
         job = asyncio.ensure_future(pool.judge_run(rerun=settings.rerun))
         signalled: list[str] = []
         loop = asyncio.get_running_loop()

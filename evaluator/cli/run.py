@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -23,6 +24,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("config", nargs="?", default=None, help="TOML run config (optional)")
     p.add_argument("--resume", metavar="RUN_DIR", help="continue a run: finished units are "
                    "skipped; its config.toml and first overrides are reused")
+    add_run_arguments(p)
+    p.add_argument("--judge", action="store_true",
+                   help="judge episodes as they finish (overlaps rollouts)")
+    p.add_argument("--report", action="store_true", help="write the report at the end")
+    p.add_argument("--estimate", metavar="BENCH_JSON", type=Path,
+                   help="an `agentsweep bench` result (RUN_DIR/bench.json): kept with the run, "
+                   "the report compares its estimated wall time with the actual one")
+    p.set_defaults(func=run_command)
+
+
+def add_run_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags `run` and `bench` share (config overrides)."""
     p.add_argument("--trials", type=int, help="trials per task")
     p.add_argument("--subset", action="append", metavar="NAME",
                    help="subset to run (repeatable, or comma-separated)")
@@ -57,10 +70,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--progress", choices=("auto", "plain", "off"),
                    help="progress line: auto (live on a TTY, a plain line every 30 s otherwise), "
                    "plain (a line every few seconds), off")
-    p.add_argument("--judge", action="store_true",
-                   help="judge episodes as they finish (overlaps rollouts)")
-    p.add_argument("--report", action="store_true", help="write the report at the end")
-    p.set_defaults(func=run_command)
+    p.add_argument("--replicas", type=int, metavar="N",
+                   help="start N replicas of the embedded engine and route over them "
+                   "(engine.replicas)")
+    p.add_argument("--gpus-per-replica", type=int, metavar="G",
+                   help="GPUs of each replica of the embedded engine (engine.gpus_per_replica)")
 
 
 def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
@@ -73,7 +87,8 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
               ("data_dir", "data.data_dir"),
               ("agent_url", "agent.endpoint.base_url"), ("agent_model", "agent.endpoint.model"),
               ("engine_url", "engine.url"), ("out", "out"), ("name", "name"), ("seed", "seed"),
-              ("profile", "profile"))
+              ("profile", "profile"), ("replicas", "engine.replicas"),
+              ("gpus_per_replica", "engine.gpus_per_replica"))
     for attr, key in simple:
         value = getattr(args, attr, None)
         if value is not None:
@@ -110,8 +125,16 @@ def run_command(args: argparse.Namespace) -> int:
         print("agentsweep run: give either a CONFIG or --resume RUN_DIR, not both",
               file=sys.stderr)
         return EXIT_USAGE
+    estimate = None
+    if args.estimate is not None:
+        try:
+            estimate = read_estimate(args.estimate)
+        except (OSError, ValueError) as exc:
+            print(f"agentsweep run: --estimate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
     request = RunRequest(config_path=args.config, overrides=overrides, resume=args.resume,
-                         judge=args.judge, report=args.report, progress=args.progress)
+                         judge=args.judge, report=args.report, progress=args.progress,
+                         estimate=estimate)
     try:
         import uvloop
 
@@ -133,3 +156,14 @@ def run_command(args: argparse.Namespace) -> int:
         if code:
             return code
     return result.exit_code
+
+
+def read_estimate(path: Path) -> dict[str, Any]:
+    """What a run keeps of a bench result: its sweep estimate, measured rate and source."""
+    import msgspec
+
+    b = msgspec.json.decode(Path(path).read_bytes())
+    if not isinstance(b, dict) or "estimate" not in b:
+        raise ValueError(f"{path} is not an `agentsweep bench` result (no 'estimate')")
+    return {"source": str(path), "bench_run": b.get("run_dir", ""),
+            "episodes_per_min": b.get("episodes_per_min"), **b["estimate"]}

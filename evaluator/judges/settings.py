@@ -5,6 +5,8 @@ Every field is documented and defaulted; `agentsweep judge` flags override a few
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgspec
 
 from backends.types import Endpoint, SamplingParams
@@ -16,7 +18,9 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     """How trajectories are judged and scored.
 
     endpoints: where the judge model is served. One or more OpenAI-compatible endpoints; the
-        pool spreads requests over them round-robin. The default is the embedded engine.
+        pool spreads requests over them round-robin; `agentsweep run --judge` and `agentsweep
+        judge` give it one router over them instead (see `routing`). The default is the
+        embedded engine.
     model: the judge model name recorded in every Judgement key. Empty means: the model of the
         first endpoint, or, when that is empty too, the first model the server lists.
     sampling: judge sampling; temperature 0 (deterministic judging) unless overridden.
@@ -59,6 +63,9 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
         guard: when a prompt's estimated tokens plus `sampling.max_tokens` would exceed it, the
         longest tool outputs are shortened until it fits, and the judgement records it (see
         docs/judges.md). 0 = no guard.
+    routing: with several `endpoints`, judge calls are spread over them by a router
+        (docs/routing.md); its settings (`policy`, `admission`, `health`).
+        Judge endpoints on the managed replicas share the roles' router.
     """
 
     endpoints: list[Endpoint] = msgspec.field(default_factory=lambda: [Endpoint()])
@@ -83,10 +90,15 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     retry_errors: bool = False
     max_transcript_chars: int = 0
     context_tokens: int = 0
+    routing: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if not self.endpoints:
             raise ValueError("judge.endpoints: at least one endpoint is required")
+        if self.routing:
+            from evaluator.config_check import check_replicas
+
+            check_replicas([], self.routing)
         if self.concurrency < 1:
             raise ValueError(f"judge.concurrency must be >= 1, got {self.concurrency}")
         if self.max_attempts < 1:

@@ -57,6 +57,7 @@ class RunInput(msgspec.Struct):
     success_threshold: float
     score_source: str          # "evaluator.scoring" | "judgements.jsonl adapter"
     info: dict[str, str] = msgspec.field(default_factory=dict)
+    throughput: dict[str, Any] = msgspec.field(default_factory=dict)  # report/throughput.py
 
 
 def iter_jsonl(path: Path, type_: type) -> Iterator[tuple[int, Any]]:
@@ -325,4 +326,11 @@ def load_run(
         success_threshold=threshold,
         score_source=source,
         info=_run_info(manifest, config),
+        throughput=_throughput(run_dir),
     )
+
+
+def _throughput(run_dir: Path) -> dict[str, Any]:
+    from evaluator.report.throughput import load_throughput
+
+    return load_throughput(run_dir)

@@ -19,6 +19,7 @@ from evaluator.report.tables import (
     subset_names,
     summary_table,
 )
+from evaluator.report.throughput import throughput_plots
 from evaluator.view.links import report_row_href
 
 CSS = """
@@ -178,6 +179,9 @@ def render_html(runs: list[RunSummary], created: str) -> str:
         body += [curve_plot(runs, subset, m) for m in ("pass@k", "pass^k", "avg@k")]
         body += dim_plots(runs, subset)
         body.append("</div>")
+    plots = throughput_plots(runs)
+    if plots:
+        body += ["<h2>Throughput over time</h2>", '<div class="plots">', *plots, "</div>"]
     body.append("<h2>Tables</h2>")
     body += [html_table(t) for t in detail_tables(runs)]
     return "\n".join([

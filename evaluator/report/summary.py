@@ -104,6 +104,7 @@ class RunSummary(msgspec.Struct):
     info: dict[str, str]
     subsets: list[SubsetSummary]
     benchmarks: dict[str, Any] = msgspec.field(default_factory=dict)
+    throughput: dict[str, Any] = msgspec.field(default_factory=dict)  # report/throughput.py
 
     def subset(self, name: str) -> SubsetSummary | None:
         return next((s for s in self.subsets if s.name == name), None)
@@ -280,6 +281,7 @@ def summarize_run(
         info=dict(run.info),
         subsets=subsets,
         benchmarks=benchmark_summaries(run.scores, run.episodes),
+        throughput=run.throughput,
     )
 
 

@@ -68,10 +68,16 @@ def _y_axis(y0: float, y1: float, label: str) -> list[str]:
 
 
 def _legend(labels: list[str]) -> list[str]:
+    """One row of entries; those that would run past the plot's right edge are counted in a
+    closing "+N more" (their lines keep their colours and `<title>` tooltips)."""
     out = []
     x = ML
     for i, label in enumerate(labels):
         text = label if len(label) <= 28 else label[:27] + "…"
+        if i and x + 14 + 7 * len(text) > W - MR:
+            more = f"+{len(labels) - i} more"
+            out.append(f'<text x="{x}" y="{H - 7}" class="legend">{more}</text>')
+            break
         out.append(f'<rect x="{x}" y="{H - 16}" width="10" height="10" fill="{color(i)}"/>')
         out.append(f'<text x="{x + 14}" y="{H - 7}" class="legend">{esc(text)}</text>')
         x += 24 + 7 * len(text)

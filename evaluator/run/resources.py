@@ -53,11 +53,23 @@ class Resources:
         self.pool_size = max(4, self.fd_budget // POOLS)
         self.notes: list[str] = []
         self.server: Any = None
+        self.servers: list[Any] = []  # managed replicas (engine.replicas > 1)
+        self.managed_router: Any = None  # the router over them, shared by every role
         self.clients: dict[tuple[Any, ...], ChatClient] = {}
         self.admission: dict[str, AdmissionController] = {}
         self.routers: list[Any] = []
+        self.roles: dict[str, Any] = {}  # role name -> RoleEndpoint (telemetry)
+        self.role_routers: dict[str, Any] = {}  # routed role name -> Router
+        self.metrics: dict[str, Any] = {}  # unrouted base URL -> its last VLLMMetrics
         self.tasks: list[asyncio.Task[Any]] = []
         self.environment: Any = None
+
+    def named_routers(self) -> dict[str, Any]:
+        """Each router once, named by the roles it serves ("agent,user,judge")."""
+        shared: dict[int, tuple[list[str], Any]] = {}
+        for name, router in self.role_routers.items():
+            shared.setdefault(id(router), ([], router))[0].append(name)
+        return {",".join(names): router for names, router in shared.values()}
 
     def client(self, ep: Endpoint, max_connections: int) -> ChatClient:
         key = (ep.base_url, ep.api_key, tuple(sorted(ep.extra_headers.items())), ep.timeout_s,
@@ -102,12 +114,18 @@ class Resources:
                 await r.close()
         for c in self.clients.values():
             await c.close()
-        if self.server is not None:
+        if self.servers:
+            from evaluator.run.managed import stop_replicas
+
+            await stop_replicas(self.servers)
+        elif self.server is not None:
             await self.server.astop()
 
 
-async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: bool) -> str | None:
-    """Base URL that replaces "embedded", starting the engine when the config needs one."""
+async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: bool,
+                       factory: Any = None) -> str | None:
+    """Base URL that replaces "embedded", starting the engine when the config needs one
+    (`engine.replicas` > 1: that many, in `res.servers`; `factory` makes them in tests)."""
     eps = [rc.endpoint for rc in (config.agent, config.user, config.tool_simulator)
            if not rc.replicas]
     if judge:
@@ -117,6 +135,15 @@ async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: 
     from backends.server import VLLMServer
 
     e = config.engine
+    if e.replicas > 1:
+        from evaluator.run.managed import start_replicas
+
+        try:
+            res.servers = await start_replicas(e, run_dir, factory)
+        except ValueError as exc:
+            raise SweepError(str(exc)) from None
+        res.server = res.servers[0]
+        return res.server.base_url
     if e.url:
         from backends.errors import ServerStartError
 
@@ -143,24 +170,52 @@ def resolve_endpoint(ep: Endpoint, engine_url: str | None, engine_model: str) ->
     return msgspec.structs.replace(ep, base_url=engine_url, model=ep.model or engine_model)
 
 
+def replica_specs(ep: Endpoint, replicas: list[Any]) -> list[Any]:
+    """ReplicaSpecs of a role's `replicas` (URLs or tables: unset fields come from `ep`,
+    `weight` goes to the router)."""
+    from backends.router_replica import ReplicaSpec
+
+    specs = []
+    for r in replicas:
+        if isinstance(r, str):
+            specs.append(ReplicaSpec(msgspec.structs.replace(ep, base_url=r)))
+            continue
+        changed = {f: getattr(r, f) for f in Endpoint.__struct_fields__ if f != "base_url"
+                   and getattr(r, f) != getattr(Endpoint(), f)}
+        specs.append(ReplicaSpec(msgspec.structs.replace(ep, base_url=r.base_url, **changed),
+                                 weight=getattr(r, "weight", 1.0)))
+    return specs
+
+
+def managed_specs(ep: Endpoint, servers: list[Any]) -> list[Any]:
+    """ReplicaSpecs of managed servers, each with its restart callback."""
+    from backends.router_replica import ReplicaSpec, as_replica
+
+    return [ReplicaSpec(msgspec.structs.replace(ep, base_url=s.base_url, model=ep.model or s.model),
+                        restart=as_replica(s).restart) for s in servers]
+
+
+def _per_replica(res: Resources, specs: list[Any]) -> int:
+    """Connections per replica: the role's share of the open-file budget, split over them."""
+    return max(4, min(4096, res.pool_size // max(1, len(specs))))
+
+
 def open_router(ep: Endpoint, rc: RoleConfig, res: Resources) -> Any:
-    """A `Router` over the role's replicas; table fields left unset come from `endpoint`."""
+    """A `Router` over the role's replicas, or the one router over the managed replicas."""
     from backends.router import Router
     from backends.router_replica import RouterSettings
 
-    urls = []
-    for r in rc.replicas:
-        if isinstance(r, str):
-            urls.append(msgspec.structs.replace(ep, base_url=r))
-            continue
-        changed = {f: getattr(r, f) for f in r.__struct_fields__ if f != "base_url"
-                   and getattr(r, f) != getattr(Endpoint(), f)}
-        urls.append(msgspec.structs.replace(ep, base_url=r.base_url, **changed))
     settings = msgspec.convert(rc.routing, RouterSettings)
-    # the role's share of the open-file budget, split over its replicas
-    per_replica = max(4, min(4096, res.pool_size // max(1, len(urls))))
-    router = Router(urls, model=ep.model or None, settings=settings, template=ep,
-                    max_connections=per_replica)
+    if not rc.replicas and res.servers:
+        if res.managed_router is None:
+            specs = managed_specs(ep, res.servers)
+            res.managed_router = Router(specs, model=ep.model or None, settings=settings,
+                                        template=ep, max_connections=_per_replica(res, specs))
+            res.routers.append(res.managed_router)
+        return res.managed_router
+    specs = replica_specs(ep, rc.replicas)
+    router = Router(specs, model=ep.model or None, settings=settings, template=ep,
+                    max_connections=_per_replica(res, specs))
     res.routers.append(router)
     return router
 
@@ -176,7 +231,7 @@ async def open_role(
     role: str, ep: Endpoint, sampling: Any, config: RunConfig, res: Resources,
     counters: Counters, infos: list[RoleInfo], embedded: bool, rc: RoleConfig | None = None,
 ) -> RoleEndpoint:
-    routed = rc is not None and bool(rc.replicas)
+    routed = rc is not None and (bool(rc.replicas) or (embedded and bool(res.servers)))
     client: Any
     if routed:
         assert rc is not None
@@ -202,9 +257,13 @@ async def open_role(
     else:
         adm = res.admission_for(ep.base_url, config.admission)
     info.seeds = sends_seeds(res.server if embedded else None)
-    return RoleEndpoint(role, client, model, sampling, adm, counters,
-                        send_priority=config.admission.send_priority, routed=routed,
-                        seeds=info.seeds)
+    endpoint = RoleEndpoint(role, client, model, sampling, adm, counters,
+                            send_priority=config.admission.send_priority, routed=routed,
+                            seeds=info.seeds)
+    res.roles[role] = endpoint
+    if routed:
+        res.role_routers[role] = client
+    return endpoint
 
 
 def start_pollers(res: Resources, config: RunConfig, counters: Counters,
@@ -216,8 +275,9 @@ def start_pollers(res: Resources, config: RunConfig, counters: Counters,
         state: dict[str, Any] = {}
 
         async def scrape(client: ChatClient = client, adm: AdmissionController = adm,
-                         state: dict[str, Any] = state) -> Any:
+                         state: dict[str, Any] = state, url: str = url) -> Any:
             m = await scrape_vllm_metrics(client, timeout_s=5.0)
+            res.metrics[url] = m
             if adm is agent_adm:
                 first = state.setdefault("first", m)
                 rate = m.hit_rate_since(first)
@@ -226,3 +286,28 @@ def start_pollers(res: Resources, config: RunConfig, counters: Counters,
             return m
 
         res.tasks.append(asyncio.create_task(adm.poll(scrape), name=f"metrics:{url}"))
+
+
+def start_sampler(res: Resources, counters: Counters, run_dir: Path, interval_s: float,
+                  call_log: bool = False) -> Any:
+    """The telemetry sampler task (RUN_DIR/timeseries.jsonl); `call_log`: keep one entry per
+    model call too (`agentsweep bench`)."""
+    from evaluator.run.telemetry import TIMESERIES_FILE, Sampler
+
+    if call_log:
+        for ep in res.roles.values():
+            ep.stats.log = []
+    endpoints: dict[str, tuple[list[str], Any, Any]] = {}
+    for name, ep in res.roles.items():
+        if ep.routed:
+            continue
+        url = next((u for u, a in res.admission.items() if a is ep.admission), None)
+        if url is None:
+            continue
+        names = endpoints.setdefault(url, ([], ep.admission,
+                                           lambda u=url: res.metrics.get(u)))[0]
+        names.append(name)
+    sampler = Sampler(run_dir / TIMESERIES_FILE, counters, res.roles, res.named_routers(),
+                      endpoints, interval_s)
+    res.tasks.append(asyncio.create_task(sampler.run(), name="telemetry"))
+    return sampler

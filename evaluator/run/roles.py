@@ -17,25 +17,34 @@ from backends.client import ChatClient
 from backends.types import ChatMessage, ChatResponse, SamplingParams
 from evaluator.run.admission import CONTINUING, NEW, AdmissionController
 from evaluator.run.progress import Counters
+from evaluator.run.telemetry import RoleStats
 
 
 class EpisodeTicket:
     """Shared by the roles of one episode: first call or continuing, age, queue time."""
 
-    __slots__ = ("calls", "order", "queue_s", "session_id")
+    __slots__ = ("calls", "order", "queue_s", "role_queue_s", "session_id")
 
     def __init__(self, order: int, session_id: str) -> None:
         self.order = order  # lower = admitted earlier (older episode)
         self.calls = 0
         self.queue_s = 0.0
+        self.role_queue_s: dict[str, float] | None = None  # the same split by role
         self.session_id = session_id
+
+    def waited(self, role: str, seconds: float) -> None:
+        self.queue_s += seconds
+        waits = self.role_queue_s
+        if waits is None:
+            waits = self.role_queue_s = {}
+        waits[role] = waits.get(role, 0.0) + seconds
 
 
 class RoleEndpoint:
     """What the roles of one kind share across episodes (one per role per run)."""
 
     __slots__ = ("admission", "client", "counters", "model", "role", "routed", "sampling",
-                 "seeds", "send_priority")
+                 "seeds", "send_priority", "stats")
 
     def __init__(
         self,
@@ -58,6 +67,7 @@ class RoleEndpoint:
         self.admission = admission
         self.send_priority = send_priority
         self.counters = counters
+        self.stats = RoleStats()  # this role's calls and tokens (telemetry.Sampler reads it)
 
     def for_episode(self, ticket: EpisodeTicket, seed: int | None = None) -> ModelRole:
         sampling = self.sampling
@@ -94,12 +104,15 @@ class ModelRole:
         admission = ep.admission
         t0 = time.perf_counter()
         await admission.acquire(klass, ticket.order)
-        ticket.queue_s += time.perf_counter() - t0
+        ticket.waited(self.role, time.perf_counter() - t0)
         counters = ep.counters
         counters.calls_in_flight += 1
+        stats = ep.stats
+        stats.in_flight += 1
         extra: dict[str, Any] = {}
         if ep.routed:
             extra = {"new_episode": klass == NEW, "order": ticket.order}
+        t1 = time.perf_counter()
         try:
             response = await ep.client.chat(
                 messages,
@@ -114,8 +127,13 @@ class ModelRole:
             )
         finally:
             counters.calls_in_flight -= 1
+            stats.in_flight -= 1
             admission.release()
+        seconds = time.perf_counter() - t1
+        if ep.routed:  # the router's admission wait and failovers: time outside the answer
+            ticket.waited(self.role, max(0.0, seconds - response.latency_s))
         counters.add_usage(response.usage)
+        stats.answered(response.usage, seconds, ticket.order, messages)
         return response
 
 
@@ -132,14 +150,22 @@ class AdmittedChat:
     async def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
         ep = self._ep
         kwargs.setdefault("model", ep.model)
+        if ep.routed:  # the router's own admission: same class and age as here
+            kwargs.setdefault("new_episode", self._klass == NEW)
+            kwargs.setdefault("order", self._order)
         await ep.admission.acquire(self._klass, self._order)
         ep.counters.calls_in_flight += 1
+        stats = ep.stats
+        stats.in_flight += 1
+        t0 = time.perf_counter()
         try:
             response = await ep.client.chat(messages, **kwargs)
         finally:
             ep.counters.calls_in_flight -= 1
+            stats.in_flight -= 1
             ep.admission.release()
         ep.counters.add_usage(response.usage)
+        stats.answered(response.usage, time.perf_counter() - t0, None, messages)
         return response
 
     def __getattr__(self, name: str) -> Any:

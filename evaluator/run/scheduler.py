@@ -206,6 +206,8 @@ class Scheduler:
                     continue
                 record.infra_retries = attempt - 1
                 record.timings["queue"] = ticket.queue_s
+                for role, waited in (ticket.role_queue_s or {}).items():
+                    record.timings[f"queue_{role}"] = waited  # inside timings[role]
                 self.writer.put(record)
                 counters.add_record(record)
                 self.outcome.finished += 1

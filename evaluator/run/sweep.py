@@ -34,6 +34,7 @@ from evaluator.run.manifest import (
     MANIFEST_FILE,
     RoleInfo,
     read_manifest,
+    record_end,
     record_start,
 )
 from evaluator.run.progress import Counters, Summary, progress_task
@@ -44,6 +45,7 @@ from evaluator.run.resources import (
     resolve_endpoint,
     start_engine,
     start_pollers,
+    start_sampler,
 )
 from evaluator.run.results import (
     EPISODES_FILE,
@@ -54,6 +56,7 @@ from evaluator.run.results import (
 )
 from evaluator.run.roles import AdmittedChat, EpisodeTicket
 from evaluator.run.scheduler import Scheduler, make_units
+from evaluator.run.telemetry import write_call_log, write_estimate
 
 EXIT_OK, EXIT_FAILED_UNITS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 3, 2, 130
 
@@ -69,6 +72,10 @@ class RunRequest:
     judge: bool = False
     report: bool = False
     progress: str | None = None  # overrides config.progress
+    sample_interval_s: float = 1.0  # RUN_DIR/timeseries.jsonl (0 = no sampler)
+    call_log: bool = False  # RUN_DIR/calls.jsonl: one entry per model call (agentsweep bench)
+    estimate: dict[str, Any] | None = None  # a bench's estimate, kept as RUN_DIR/estimate.json
+    server_factory: Any = None  # makes managed replicas (tests: a fake; default VLLMServer)
 
 
 @dataclass
@@ -162,7 +169,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
     started = time.monotonic()
     judged = ""
     try:
-        engine_url = await start_engine(config, run_dir, res, request.judge)
+        engine_url = await start_engine(config, run_dir, res, request.judge,
+                                        request.server_factory)
         engine_model = res.server.model if res.server is not None else ""
         infos: list[RoleInfo] = []
         roles = {}
@@ -215,8 +223,13 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                           concurrency=config.concurrency, retry=config.retry,
                           shutdown_grace_s=config.shutdown_grace_s, on_record=on_record)
         start_pollers(res, config, counters, agent_ep.admission)
+        if request.sample_interval_s > 0:
+            start_sampler(res, counters, run_dir, request.sample_interval_s, request.call_log)
+        if request.estimate is not None:
+            write_estimate(run_dir, request.estimate)
         res.tasks.append(asyncio.create_task(
-            progress_task(counters, request.progress or config.progress)))
+            progress_task(counters, request.progress or config.progress,
+                          routers=res.named_routers())))
         loop = asyncio.get_running_loop()
 
         def on_signal() -> None:
@@ -238,8 +251,12 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         if judge is not None and not outcome.interrupted:
             print("judging the remaining episodes ...", file=sys.stderr)
             judged = await judge.finish()
+        record_end(run_dir, time.monotonic() - started, outcome.finished, outcome.interrupted,
+                   res.named_routers())
     finally:
         await res.aclose()
+        if request.call_log:
+            write_call_log(run_dir, res.roles)
     text_summary = summary.render(wall_s=time.monotonic() - started, counters=counters,
                                   failures=outcome.failed, run_dir=str(run_dir))
     if judged:

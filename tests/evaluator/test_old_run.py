@@ -37,9 +37,14 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 
 def _tables(markdown: str) -> list[str]:
     """The report's lines from the Summary table on (the title and Runs table name the
-    directory and the time)."""
+    directory and the time), up to the throughput table: the resume recorded its own
+    telemetry (timeseries.jsonl), which the old code did not."""
     lines = markdown.splitlines()
-    return lines[lines.index("### Summary"):]
+    end = next((i for i, x in enumerate(lines) if x.startswith("### Throughput")), len(lines))
+    out = lines[lines.index("### Summary"):end]
+    while out and not out[-1]:
+        out.pop()
+    return out
 
 
 @pytest.fixture(scope="module")
