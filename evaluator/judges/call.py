@@ -10,9 +10,11 @@ Retry policy:
   own retries): retried up to `infra_attempts`, then re-raised; the caller records nothing,
   so a later run retries. A malformed body is the server's fault, never a judge verdict.
 - a 400 saying the prompt plus `max_tokens` exceed the model's context (a profile's answer
-  budget written for a long-context judge, on a small local one) is asked again once with
-  `max_tokens` cut to what the context leaves, without counting an attempt; the prompt is
-  never cut here (the benchmarks' context guards do that).
+  budget written for a long-context judge, on a small local one) is asked again with
+  `max_tokens` cut to what the context leaves (up to 3 times: a `max_tokens` above the
+  model's length is first cut by an estimate of the prompt, then by the server's count),
+  without counting an attempt; the prompt is never cut here (the benchmarks' context guards
+  do that).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from backends.types import ChatMessage, ChatResponse, SamplingParams
 
 from .parse import JudgeParseError
 from .settings import JudgeSettings
+from .transcript import estimate_tokens
 
 T = TypeVar("T")
 
@@ -83,6 +86,8 @@ async def call_judge(
     raw = ""
     detail = "no attempt made"
     cap: int | None = None  # max_tokens cut to the context after an overflow answer
+    shrinks = 0
+    prompt_estimate = estimate_tokens(prompt + system)
     while attempts < settings.max_attempts:
         sampling = attempt_sampling(settings, attempts + 1, retry_temperature)
         if cap is not None:
@@ -99,9 +104,9 @@ async def call_judge(
             await asyncio.sleep(min(2.0 ** infra_failures, 30.0))
             continue
         except HTTPStatusError as exc:
-            fit = fitting_max_tokens(exc)
-            if cap is None and fit is not None and fit < (sampling.max_tokens or fit + 1):
-                cap = fit
+            fit = fitting_max_tokens(exc, prompt_estimate)
+            if shrinks < 3 and fit is not None and fit < (sampling.max_tokens or fit + 1):
+                cap, shrinks = fit, shrinks + 1  # the next answer may give exact numbers
                 continue
             attempts += 1
             detail = f"judge request rejected: {exc}"
@@ -121,20 +126,26 @@ async def call_judge(
 
 _CONTEXT = re.compile(r"maximum context length is (\d+)")
 _INPUT = re.compile(r"(\d+) in the messages|has (\d+) input tokens|(\d+) input tokens")
+_OVER_LEN = re.compile(r"max_tokens=\d+ cannot be greater than max_model_len=(\d+)")
 MIN_ANSWER_TOKENS = 64
 
 
-def fitting_max_tokens(exc: HTTPStatusError) -> int | None:
+def fitting_max_tokens(exc: HTTPStatusError, prompt_tokens: int = 0) -> int | None:
     """The answer budget the context leaves, read from a 400 that says the prompt plus
-    `max_tokens` do not fit (vLLM's wording); None for any other answer, or when less than
-    MIN_ANSWER_TOKENS would be left (the prompt itself is too long)."""
+    `max_tokens` do not fit (vLLM's wordings: with the prompt's token count, or `max_tokens`
+    above `max_model_len`, where `prompt_tokens`, an estimate, is subtracted); None for any
+    other answer, or when less than MIN_ANSWER_TOKENS would be left (the prompt itself is
+    too long)."""
     if exc.status != 400:
         return None
     body = exc.body.replace(",", "")
     ctx, used = _CONTEXT.search(body), _INPUT.search(body)
-    if ctx is None or used is None:
+    if ctx is not None and used is not None:
+        left = int(ctx.group(1)) - int(next(g for g in used.groups() if g)) - 1
+    elif (over := _OVER_LEN.search(body)) is not None:
+        left = int(over.group(1)) - prompt_tokens - 1
+    else:
         return None
-    left = int(ctx.group(1)) - int(next(g for g in used.groups() if g)) - 1
     return left if left >= MIN_ANSWER_TOKENS else None
 
 

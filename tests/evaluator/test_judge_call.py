@@ -12,6 +12,7 @@ from backends.errors import HTTPStatusError
 from backends.types import ChatMessage, ChatResponse, Choice, SamplingParams, Usage
 from evaluator.judges.call import JudgeFailed, call_judge, fitting_max_tokens
 from evaluator.judges.settings import JudgeSettings
+from evaluator.judges.transcript import estimate_tokens
 
 OLD = ("This model's maximum context length is 8192 tokens. However, you requested 34,000 "
        "tokens (1,232 in the messages, 32,768 in the completion).")
@@ -23,6 +24,35 @@ NEW = ("'max_tokens' or 'max_completion_tokens' is too large: 32768. This model'
 @pytest.mark.parametrize("body", [OLD, NEW])
 def test_the_budget_left_is_read_from_vllms_answer(body):
     assert fitting_max_tokens(HTTPStatusError("u", 400, body)) == 8192 - 1232 - 1
+
+
+def test_a_budget_above_the_model_length_is_cut_by_the_prompt_estimate():
+    body = ("max_tokens=32768 cannot be greater than max_model_len=8192. Please request "
+            "fewer output tokens.")
+    assert fitting_max_tokens(HTTPStatusError("u", 400, body), 1000) == 8192 - 1000 - 1
+    assert fitting_max_tokens(HTTPStatusError("u", 400, body), 8150) is None
+
+
+def test_two_answers_bring_the_budget_down_step_by_step():
+    over = "max_tokens=32768 cannot be greater than max_model_len=8192."
+    fake = Fake(limit=6959, body=over)
+    fake.bodies = [over, OLD]  # first the length answer, then the exact-count one
+
+    async def chat(messages, *, model=None, response_format=None, sampling=None):
+        fake.seen.append(sampling)
+        if (sampling.max_tokens or 0) > fake.limit:
+            raise HTTPStatusError("u", 400, fake.bodies[min(len(fake.seen), 2) - 1])
+        msg = ChatMessage(role="assistant", content="ok")
+        return ChatResponse(id="r", model="m", choices=[Choice(index=0, message=msg)],
+                            usage=Usage())
+
+    fake.chat = chat
+    value, attempts, _ = asyncio.run(call_judge(fake, "m", "p" * 400, schema_name="s",
+                                                schema={}, parse=lambda t: t,
+                                                settings=_settings(32768)))
+    assert value == "ok" and attempts == 1
+    est = estimate_tokens("p" * 400)
+    assert [s.max_tokens for s in fake.seen] == [32768, 8192 - est - 1, 6959]
 
 
 def test_other_answers_and_a_prompt_that_alone_fills_the_context_give_none():
