@@ -88,7 +88,7 @@ def rating_value(value: Any) -> int | None:
 _FENCE = re.compile(r"```[a-zA-Z]*\s*\n?(.*?)```", re.DOTALL)
 
 
-def _balanced_spans(text: str, open_ch: str, close_ch: str) -> list[str]:
+def balanced_spans(text: str, open_ch: str, close_ch: str) -> list[str]:
     """Top-level balanced {...} / [...] spans, string-literal aware."""
     spans: list[str] = []
     depth = 0
@@ -138,7 +138,7 @@ def json_candidates(text: str) -> list[Any]:
         if value is not None:
             out.append(value)
             continue
-        for span in _balanced_spans(piece, "{", "}") + _balanced_spans(piece, "[", "]"):
+        for span in balanced_spans(piece, "{", "}") + balanced_spans(piece, "[", "]"):
             value = _loads(span)
             if value is not None:
                 out.append(value)

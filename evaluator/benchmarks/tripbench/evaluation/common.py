@@ -16,6 +16,8 @@ from typing import Any, Protocol
 
 import msgspec
 
+from bench_data.tripbench import TripMeta, TripStay
+
 from .plan import SPAN_RE
 
 
@@ -37,21 +39,13 @@ class WorldView(Protocol):
     def city_by_name(self, name: str) -> dict[str, Any] | None: ...
 
 
-class Stay(msgspec.Struct, omit_defaults=True):
-    """One destination city in visiting order; `nights` (optional) fixes the transfer dates."""
-
-    city: str
-    nights: int | None = None
+Stay = TripStay
+"""One destination city in visiting order; `nights` (optional) fixes the transfer dates."""
 
 
-class Trip(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """The itinerary meta-information of a task (paper 3.2): origin, stays, dates, party."""
-
-    origin: str
-    stays: list[Stay]
-    start_date: str
-    end_date: str
-    number_of_people: int
+class Trip(TripMeta):
+    """The itinerary meta-information of a task (paper 3.2): origin, stays, dates, party, as
+    the task file holds it, with the dates and legs the checks need."""
 
     def route(self) -> list[tuple[str, str]]:
         """The required intercity legs: origin -> stay 1 -> ... -> stay n -> origin."""

@@ -26,6 +26,8 @@ from typing import Any
 
 import msgspec
 
+from evaluator.judges.parse import balanced_spans
+
 FLIGHT_CHECK_IN = "Flight Check-in"
 INTERCITY = "Intercity Transportation"
 LOCAL = "Local Transportation"
@@ -98,35 +100,6 @@ DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 SPAN_RE = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)\s*-\s*([01]\d|2[0-4]):([0-5]\d)$")
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Every top-level brace-balanced object in `text`; braces inside JSON strings are skipped."""
-    found: list[str] = []
-    depth = 0
-    start = -1
-    in_string = False
-    escaped = False
-    for index, char in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif char == "\\":
-                escaped = True
-            elif char == '"':
-                in_string = False
-            continue
-        if char == '"' and depth > 0:
-            in_string = True
-        elif char == "{":
-            if depth == 0:
-                start = index
-            depth += 1
-        elif char == "}" and depth > 0:
-            depth -= 1
-            if depth == 0:
-                found.append(text[start:index + 1])
-    return found
-
-
 def _loads(candidate: str) -> Any:
     for attempt in (candidate, _TRAILING_COMMA.sub(r"\1", candidate)):
         try:
@@ -141,8 +114,8 @@ def _candidates(text: str) -> list[str]:
     out: list[str] = []
     for block in _FENCE.findall(text):
         out.append(block.strip())
-        out.extend(_balanced_objects(block))
-    out.extend(_balanced_objects(text))
+        out.extend(balanced_spans(block, "{", "}"))
+    out.extend(balanced_spans(text, "{", "}"))
     return [c for c in out if "daily_schedule" in c or "trip_plan" in c]
 
 

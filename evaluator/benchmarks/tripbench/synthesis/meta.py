@@ -55,9 +55,7 @@ class WorldFacts:
 
 def to_trip(meta: TripMeta) -> Trip:
     """The evaluation's `Trip` of a task's meta-information."""
-    from ..evaluation.common import Stay
-
-    return Trip(origin=meta.origin, stays=[Stay(s.city, s.nights) for s in meta.stays],
+    return Trip(origin=meta.origin, stays=list(meta.stays),
                 start_date=meta.start_date, end_date=meta.end_date,
                 number_of_people=meta.number_of_people)
 
