@@ -77,11 +77,15 @@ def get_attraction_detail_with_products(world: World, poi_id: str) -> dict[str, 
             "products": products}
 
 
-def get_attraction_coordinates(world: World, poi_id: str) -> dict[str, Any]:
-    row = world.attraction(poi_id)
+def _coordinates(row: dict[str, Any] | None, kind: str, key: str) -> dict[str, Any]:
+    """Id, name and coordinates of a place row; not_found when there is none."""
     if row is None:
-        raise _not_found("attraction", poi_id)
+        raise _not_found(kind, key)
     return {"id": row["id"], "name": row["name"], "lat": row["lat"], "lon": row["lon"]}
+
+
+def get_attraction_coordinates(world: World, poi_id: str) -> dict[str, Any]:
+    return _coordinates(world.attraction(poi_id), "attraction", poi_id)
 
 
 # -- hotels ----------------------------------------------------------------------------------
@@ -179,10 +183,7 @@ def get_hotel_detail_with_products(world: World, **a: Any) -> dict[str, Any]:
 
 
 def get_hotel_coordinates(world: World, hotel_id: str) -> dict[str, Any]:
-    row = world.hotel(hotel_id)
-    if row is None:
-        raise _not_found("hotel", hotel_id)
-    return {"id": row["id"], "name": row["name"], "lat": row["lat"], "lon": row["lon"]}
+    return _coordinates(world.hotel(hotel_id), "hotel", hotel_id)
 
 
 # -- restaurants ---------------------------------------------------------------------------
@@ -228,10 +229,7 @@ def get_restaurant_detail_with_products(world: World, restaurant_id: str) -> dic
 
 
 def get_restaurant_coordinates(world: World, restaurant_id: str) -> dict[str, Any]:
-    row = world.restaurant(restaurant_id)
-    if row is None:
-        raise _not_found("restaurant", restaurant_id)
-    return {"id": row["id"], "name": row["name"], "lat": row["lat"], "lon": row["lon"]}
+    return _coordinates(world.restaurant(restaurant_id), "restaurant", restaurant_id)
 
 
 # -- specs -------------------------------------------------------------------------------------
