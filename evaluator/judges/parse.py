@@ -20,6 +20,29 @@ from typing import Any
 import msgspec
 
 RATING_LABELS: tuple[str, ...] = ("Very Poor", "Poor", "Fair", "Good", "Excellent")
+RATING_NAMES: dict[int, str] = {i + 1: label for i, label in enumerate(RATING_LABELS)}
+
+META_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "reasoning": {"type": "string"},
+        "rating": {"type": "string", "enum": list(RATING_LABELS)},
+    },
+    "required": ["reasoning", "rating"],
+    "additionalProperties": False,
+}
+"""The JSON schema of one rated verdict {reasoning, rating}: a meta-judge's answer, and each
+dimension's entry of a rubric answer (`rubric_schema`)."""
+
+
+def rubric_schema(dimensions: list[str] | tuple[str, ...]) -> dict[str, Any]:
+    """The JSON schema of a rubric answer: {dimension: {reasoning, rating}} for each one."""
+    return {
+        "type": "object",
+        "properties": {d: META_SCHEMA for d in dimensions},
+        "required": list(dimensions),
+        "additionalProperties": False,
+    }
 
 # normalised word -> rating. "Average" is the word the TravelBench paper's prompts use for 3;
 # the Chinese words are the reference implementation's scale.

@@ -25,7 +25,14 @@ from typing import Any
 from bench_data.types import GroupTravelTask, Task
 from evaluator.benchmarks.base import JudgeInput
 from evaluator.judges.call import JudgeFailed, call_judge
-from evaluator.judges.parse import RATING_LABELS, parse_meta, parse_rubric
+from evaluator.judges.parse import (
+    META_SCHEMA,
+    RATING_LABELS,
+    RATING_NAMES,
+    parse_meta,
+    parse_rubric,
+    rubric_schema,
+)
 from evaluator.records import EpisodeRecord, Judgement
 
 from .chat import AGENT
@@ -39,7 +46,6 @@ RESULT_CHARS = 2000
 """A tool result longer than this is cut in the judge's transcript (the reference's cut)."""
 CRASHED_NOTE = "_crashed"
 PROMPTS = Path(__file__).with_name("prompts")
-_LABEL = {i + 1: label for i, label in enumerate(RATING_LABELS)}
 
 
 @cache
@@ -111,7 +117,7 @@ def judge_prompt(record: EpisodeRecord, task: Task | None) -> str:
 
 
 def meta_prompt(record: EpisodeRecord, task: Task | None, judged: Judgement) -> str:
-    ratings = "\n".join(f"- {k}: {_LABEL.get(int(judged.scores[k]), judged.scores[k])}"
+    ratings = "\n".join(f"- {k}: {RATING_NAMES.get(int(judged.scores[k]), judged.scores[k])}"
                         if k in judged.scores else f"- {k}: N/A (not rated)"
                         for k in DIMENSION_KEYS)
     reasoning = "\n".join(f"- {k}: {v}" for k, v in judged.reasoning.items()
@@ -120,16 +126,7 @@ def meta_prompt(record: EpisodeRecord, task: Task | None, judged: Judgement) -> 
                                                        **_fields(record, task))
 
 
-def _schema_entry() -> dict[str, Any]:
-    return {"type": "object", "properties": {"reasoning": {"type": "string"},
-                                             "rating": {"type": "string",
-                                                        "enum": list(RATING_LABELS)}},
-            "required": ["reasoning", "rating"], "additionalProperties": False}
-
-
-JUDGE_SCHEMA: dict[str, Any] = {"type": "object",
-                                "properties": {k: _schema_entry() for k in DIMENSION_KEYS},
-                                "required": list(DIMENSION_KEYS), "additionalProperties": False}
+JUDGE_SCHEMA = rubric_schema(DIMENSION_KEYS)
 
 
 def normalised_mean(ratings: dict[str, float]) -> float:
@@ -171,7 +168,7 @@ async def run_meta(inp: JudgeInput) -> Judgement:
     try:
         verdict, attempts, raw = await call_judge(
             inp.client, inp.model, meta_prompt(record, inp.task, judged),
-            schema_name=META_KIND, schema=JUDGE_SCHEMA["properties"][DIMENSION_KEYS[0]],
+            schema_name=META_KIND, schema=META_SCHEMA,
             parse=parse_meta, settings=inp.settings)
     except JudgeFailed as exc:
         return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,

@@ -23,7 +23,14 @@ from typing import TYPE_CHECKING, Any
 from backends.types import ChatMessage
 from bench_data.types import Task, TravelBenchTask
 from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge
-from evaluator.judges.parse import RATING_LABELS, parse_meta, parse_rubric
+from evaluator.judges.parse import (
+    META_SCHEMA,
+    RATING_LABELS,
+    RATING_NAMES,
+    parse_meta,
+    parse_rubric,
+    rubric_schema,
+)
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import (
     conversation_turns,
@@ -51,7 +58,6 @@ META_PROMPT_VERSION = "travel-meta-v1"
 DIMENSIONS: dict[str, list[str]] = JUDGE_DIMENSIONS
 SINGLE_TURN_DIMENSIONS = DIMENSIONS["single_turn"]
 MULTI_TURN_DIMENSIONS = DIMENSIONS["multi_turn"]
-RATING_NAMES = {i + 1: label for i, label in enumerate(RATING_LABELS)}
 UNRATED_NOTE = "_unrated"
 CONTEXT_GUARD_NOTE = "_context_guard"
 
@@ -86,35 +92,6 @@ def dimensions_for(subset: str) -> list[str]:
         return DIMENSIONS[subset]
     except KeyError:
         raise ValueError(f"no TravelBench rubric for subset {subset!r}") from None
-
-
-def rubric_schema(dimensions: list[str]) -> dict[str, Any]:
-    entry = {
-        "type": "object",
-        "properties": {
-            "reasoning": {"type": "string"},
-            "rating": {"type": "string", "enum": list(RATING_LABELS)},
-        },
-        "required": ["reasoning", "rating"],
-        "additionalProperties": False,
-    }
-    return {
-        "type": "object",
-        "properties": {d: entry for d in dimensions},
-        "required": list(dimensions),
-        "additionalProperties": False,
-    }
-
-
-META_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "reasoning": {"type": "string"},
-        "rating": {"type": "string", "enum": list(RATING_LABELS)},
-    },
-    "required": ["reasoning", "rating"],
-    "additionalProperties": False,
-}
 
 
 def _query_and_context(record: EpisodeRecord, task: Task | None) -> tuple[str, str]:
