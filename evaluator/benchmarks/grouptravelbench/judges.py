@@ -36,7 +36,7 @@ from evaluator.judges.parse import (
 from evaluator.records import EpisodeRecord, Judgement
 
 from .chat import AGENT
-from .rubric import DIMENSION_KEYS, DIMENSIONS, normalise
+from .rubric import DIMENSION_KEYS, DIMENSIONS, score_values
 
 JUDGE_KIND = "gtb_judge"
 META_KIND = "gtb_meta"
@@ -129,12 +129,6 @@ def meta_prompt(record: EpisodeRecord, task: Task | None, judged: Judgement) -> 
 JUDGE_SCHEMA = rubric_schema(DIMENSION_KEYS)
 
 
-def normalised_mean(ratings: dict[str, float]) -> float:
-    """mean((r - 1) / 4) over the rated dimensions, in [0, 1] (2-decimal percent, as the
-    reference rounds)."""
-    return normalise(sum(ratings.values()) / len(ratings)) / 100
-
-
 async def run_judge(inp: JudgeInput) -> Judgement:
     record = inp.record
     base = {"unit": record.unit, "trajectory_hash": inp.thash, "judge_model": inp.model,
@@ -153,7 +147,9 @@ async def run_judge(inp: JudgeInput) -> Judgement:
         return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
                          raw=exc.raw, created_at=time.time())
     scores = {k: float(v) for k, v in verdict.ratings.items()}
-    return Judgement(**base, score=normalised_mean(scores), scores=scores,
+    rated = score_values(scores)
+    assert rated is not None  # parse_rubric returns at least one rating
+    return Judgement(**base, score=rated.normalised_average / 100, scores=scores,
                      reasoning=dict(verdict.reasoning), attempts=attempts, raw=raw,
                      created_at=time.time())
 
@@ -176,13 +172,3 @@ async def run_meta(inp: JudgeInput) -> Judgement:
     return Judgement(**base, score=verdict.rating / 5.0, scores={"meta": float(verdict.rating)},
                      reasoning={"meta": verdict.reasoning}, attempts=attempts, raw=raw,
                      created_at=time.time())
-
-
-def calibrated(judged: Judgement | None, meta: Judgement | None) -> float | None:
-    """S / 100 in [0, 1]: the normalised mean x s / 5, uncalibrated when the meta-judge
-    failed or did not run; None when the judge never gave a rating."""
-    if judged is None or judged.score is None:
-        return None
-    if meta is None or meta.score is None:
-        return judged.score
-    return round(judged.score * 100 * meta.score, 2) / 100

@@ -91,20 +91,30 @@ def score_ratings(ratings: Mapping[str, str | None], meta_rating: str | None = N
     """Scores from the judge's rating words per dimension (and the meta-judge's). None when
     no dimension parsed: the reference retries the call, and drops the trajectory if it
     never parses."""
-    raw = {key: rating_to_score(ratings.get(key)) for key in DIMENSION_KEYS}
+    return score_values({key: rating_to_score(ratings.get(key)) for key in DIMENSION_KEYS},
+                        rating_to_score(meta_rating))
+
+
+def score_values(raw_scores: Mapping[str, float | None], meta: float | None = None
+                 ) -> JudgeScores | None:
+    """Scores from ratings already on the 1..5 scale (and the meta-judge's 1..5, if any);
+    None when no dimension is rated."""
+    raw: dict[str, int | None] = {}
+    for key in DIMENSION_KEYS:
+        value = raw_scores.get(key)
+        raw[key] = None if value is None else int(value)
     parsed = [s for s in raw.values() if s is not None]
     if not parsed:
         return None
     average = sum(parsed) / len(parsed)
     normalised = {k: None if s is None else normalise(s) for k, s in raw.items()}
     norm_average = normalise(average)
-    meta = rating_to_score(meta_rating)
     if meta is None:
         return JudgeScores(raw, average, normalised, norm_average, None, dict(normalised),
                            norm_average)
     weight = meta / 5.0
     final = {k: None if v is None else round(v * weight, 2) for k, v in normalised.items()}
-    return JudgeScores(raw, average, normalised, norm_average, meta, final,
+    return JudgeScores(raw, average, normalised, norm_average, int(meta), final,
                        round(norm_average * weight, 2))
 
 

@@ -31,8 +31,8 @@ from evaluator.report.tables import Table, num
 from evaluator.scoring import base_unit_score
 
 from .aggregate import Summary, TaskMetrics, score_trial, summarise
-from .judges import JUDGE_KIND, JUDGE_VERSION, META_KIND, META_VERSION, calibrated
-from .rubric import DIMENSION_KEYS, normalise
+from .judges import JUDGE_KIND, JUDGE_VERSION, META_KIND, META_VERSION
+from .rubric import DIMENSION_KEYS, JudgeScores, score_values
 
 METRICS = "gtb_metrics"
 METRICS_VERSION = "gtb-metrics-v2"
@@ -85,16 +85,22 @@ def score(record: EpisodeRecord, judgements: JudgementLookup, ctx: ScoreContext
     judged = judgements.get(thash, JUDGE_KIND, JUDGE_VERSION)
     meta = (judgements.get(thash, META_KIND, META_VERSION) if ctx.settings.meta_judge
             else None)
-    lj = calibrated(judged, meta)
-    if lj is not None and judged is not None:
-        unit.dims[LJ] = lj
-        weight = meta.score if meta is not None and meta.score is not None else 1.0
-        for key in DIMENSION_KEYS:
-            if key in judged.scores:
-                unit.dims[f"{LJ}:{key}"] = round(normalise(judged.scores[key]) * weight, 2) / 100
+    lj = judge_score(judged, meta)
+    if lj is not None:
+        unit.dims[LJ] = lj.final_average / 100
+        unit.dims.update({f"{LJ}:{k}": v / 100 for k, v in lj.final.items() if v is not None})
     unit.score = unit.dims.get("pv", 0.0)
     unit.success = unit.score == 1.0
     return unit
+
+
+def judge_score(judged: Judgement | None, meta: Judgement | None) -> JudgeScores | None:
+    """`rubric.score_values` of the stored judgements: S and its dimensions, calibrated by the
+    meta-judge's rating when it succeeded; None when the judge never gave a rating."""
+    if judged is None or judged.score is None:
+        return None
+    rating = meta.scores.get("meta") if meta is not None and meta.score is not None else None
+    return score_values(judged.scores, rating)
 
 
 class JudgeSummary(msgspec.Struct):
