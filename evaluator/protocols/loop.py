@@ -134,7 +134,8 @@ class Episode:
         usage.add(response.usage)
         return response.message
 
-    def _count(self, key: str) -> None:
+    def count(self, key: str) -> None:
+        """One more of `key` in the record's `extra` (a per-episode tally)."""
         self.extra[key] = self.extra.get(key, 0) + 1
 
     async def agent_reply(self) -> ChatMessage:
@@ -147,7 +148,7 @@ class Episode:
                 msg.content = msg.content.strip()
             if msg.tool_calls or msg.content:
                 break
-            self._count("empty_replies")
+            self.count("empty_replies")
             if not retry:
                 msg.content = ""
                 break
@@ -158,7 +159,7 @@ class Episode:
         if msg.tool_calls:
             self._fix_ids(msg.tool_calls)
         elif msg.content and "<tool_call>" in msg.content:
-            self._count("unparsed_tool_call_text")
+            self.count("unparsed_tool_call_text")
         self.messages.append(msg)
         return msg
 
@@ -168,7 +169,7 @@ class Episode:
         for i, call in enumerate(calls):
             if not call.id or call.id in seen:
                 call.id = f"call_{step}_{i}"
-                self._count("tool_call_ids_assigned")
+                self.count("tool_call_ids_assigned")
             seen.add(call.id)
 
     # -- tools ------------------------------------------------------------------------------
@@ -231,11 +232,11 @@ class Episode:
                 self.final_answer = content
                 return content
             if content.strip():
-                self._count("mixed_turns")  # text next to tool calls: never shown to the user
+                self.count("mixed_turns")  # text next to tool calls: never shown to the user
             await self.run_tools(msg.tool_calls)
         text = self.step_limit_text
         self.messages.append(ChatMessage(role="assistant", content=text))
-        self._count("step_limit_replies")
+        self.count("step_limit_replies")
         self.step_limited = True
         self.final_answer = text
         return text

@@ -112,7 +112,7 @@ async def _forced_reply(episode: Episode, history: list[dict[str, Any]],
     reply = await episode.call_model("agent", episode.ctx.agent, msgs)
     text = (reply.content or "").strip()
     episode.messages.append(ChatMessage(role="assistant", content=text))
-    episode.extra["forced_replies"] = episode.extra.get("forced_replies", 0) + 1
+    episode.count("forced_replies")
     history.append(message(AGENT, text))
     episode.final_answer = text
     guard.reason = reason

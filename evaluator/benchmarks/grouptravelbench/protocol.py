@@ -162,20 +162,23 @@ class GroupChat:
                 ChatMessage(role="user", content=ask)]
         self.episode.n_agent_calls += 1
         reply = await self.episode.call_model("agent", self.ctx.agent, msgs)
-        self.episode.extra["table_refreshes"] = self.episode.extra.get("table_refreshes", 0) + 1
+        self.episode.count("table_refreshes")
         self._take_table(reply.content or "")
 
     async def summary(self) -> bool:
-        """The table refresh, then the summary message (which enters the chat); True when
-        the summary was a plan."""
+        """The table refresh, then the summary message; True when the summary was a plan."""
         await self.refresh_table(self.history)
+        return await self.summary_message()
+
+    async def summary_message(self) -> bool:
+        """The agent's summary, which enters the chat; True when it was a plan."""
         text, entries = await self.agent_turn(SUMMARY_ASK)
         self.commit(entries)
         self._take_table(text)
         return is_travel_plan(text)
 
-    async def agent_speaks(self, mentioned: bool) -> tuple[str, bool]:
-        """A polled or @-mentioned agent turn: ("plan" | "" , whether an extra summary ran).
+    async def agent_speaks(self, mentioned: bool) -> tuple[bool, bool]:
+        """A polled or @-mentioned agent turn: (it gave a plan, an extra summary ran).
         A bare preference table (not a plan) is kept out of the chat, its tool entries
         kept, and a summary runs in its place."""
         text, entries = await self.agent_turn(mentioned=mentioned)
@@ -183,14 +186,10 @@ class GroupChat:
             if self.episode.messages[-1].role == "assistant":
                 self.episode.messages.pop()  # out of the chat, so out of the agent's view
             self.commit([e for e in entries if not is_message(e) or e.get("has_tool_calls")])
-            self.episode.extra["tables_intercepted"] = (
-                self.episode.extra.get("tables_intercepted", 0) + 1)
-            text, entries = await self.agent_turn(SUMMARY_ASK)
-            self.commit(entries)
-            self._take_table(text)
-            return ("plan" if is_travel_plan(text) else ""), True
+            self.episode.count("tables_intercepted")
+            return await self.summary_message(), True
         self.commit(entries)
-        return ("plan" if is_travel_plan(text) else ""), False
+        return is_travel_plan(text), False
 
     async def user_speaks(self, turn: Turn) -> bool:
         """One user speaking event; returns whether a mentioned user still passed."""
@@ -250,8 +249,8 @@ class GroupChat:
                 if await self.summary():
                     return self.plan_made()
             elif turn.speaker == AGENT and turn.kind in ("poll", "mention"):
-                outcome, extra = await self.agent_speaks(turn.kind == "mention")
-                if outcome:
+                plan, extra = await self.agent_speaks(turn.kind == "mention")
+                if plan:
                     return self.plan_made()
                 if not extra:
                     stop = self.repetition_stop()

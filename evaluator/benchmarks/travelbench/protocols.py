@@ -124,7 +124,7 @@ async def _user_reply(episode: Episode) -> str:
         text = (msg.content or "").strip()
         if text:
             return text
-        episode.extra["empty_user_replies"] = episode.extra.get("empty_user_replies", 0) + 1
+        episode.count("empty_user_replies")
         if not retry:
             return text
     raise EpisodeEnded("user_error", "two empty user-simulator replies in a row")

@@ -109,7 +109,7 @@ async def _user_reply(episode: Episode) -> str:
     msg = await episode.call_model("user", user, episode.user_messages)
     text = (msg.content or "").strip()
     if not text:
-        episode.extra["empty_user_replies"] = episode.extra.get("empty_user_replies", 0) + 1
+        episode.count("empty_user_replies")
     return text
 
 
