@@ -279,9 +279,9 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
                progress: str | None = None) -> SweepOutcome:
     ray = _ray()
     configs = cell_configs(sweep, cells)   # a bad cell fails before the cluster is touched
-    codes = start_state(sweep, cells, resume)
+    _connect(ray, settings.address)        # no cluster: nothing written, the same command works
+    codes = start_state(sweep, cells, resume)   # once one is started
     todo = [c for c in cells if codes.get(c.name) not in (0,)]
-    _connect(ray, settings.address)
     queue_actor = ray.remote(num_cpus=0)(CellQueue)
     runner_actor = ray.remote(CellRunner)
     outcome = SweepOutcome(directory=sweep.directory, exit_code=0)

@@ -171,3 +171,24 @@ def test_a_killed_sweep_resumes_without_loss_or_repeats(tmp_path):
         assert len(counts) == units and set(counts.values()) == {1}, cell
     state = json.loads((d / "sweep.json").read_text())
     assert {c["exit_code"] for c in state["cells"]} == {0}
+
+
+def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch):
+    """`--ray auto` with no cluster started fails before the sweep directory exists, so the
+    same command works once `ray start --head` has run (it used to leave a sweep behind that
+    only `--resume` would take)."""
+    pytest.importorskip("ray")
+    from evaluator.sweep import ray_exec
+    from evaluator.sweep.local import prepare
+
+    def no_cluster(ray, address):
+        raise SweepError(f"--ray {address}: no Ray cluster there")
+
+    monkeypatch.setattr(ray_exec, "_connect", no_cluster)
+    grid = _grid(tmp_path / "g.toml", tmp_path / "out", "http://127.0.0.1:9/v1",
+                 "http://127.0.0.1:9/v1")
+    sweep, cells = prepare(str(grid), None)
+    with pytest.raises(SweepError, match="no Ray cluster"):
+        ray_exec.run_on_ray(sweep, cells, ray_exec.RaySettings(address="auto"), resume=False)
+    assert not sweep.directory.exists()
+    assert prepare(str(grid), None)[1] == cells      # the same command is still a new sweep
