@@ -30,6 +30,7 @@ from .chat_wire import (
     named_tool_choice,
 )
 from .errors import HTTPStatusError, MalformedResponse, RequestTimeout, RetriesExhausted
+from .fdlimit import is_fd_exhaustion
 from .types import ChatMessage, ChatResponse, Endpoint, SamplingParams
 
 __all__ = [
@@ -53,6 +54,7 @@ class ClientStats(msgspec.Struct):
     attempts: int = 0  # HTTP attempts sent
     retries: int = 0  # attempts beyond the first
     connection_errors: int = 0
+    fd_exhausted: int = 0  # attempts that failed for want of a file descriptor (EMFILE)
     retryable_statuses: int = 0  # 429 / 5xx answers seen
     http_errors: int = 0  # non-retryable 4xx raised
     malformed: int = 0
@@ -310,6 +312,8 @@ class ChatClient:
                     raise self._timed_out(url, total) from None
                 except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
                     stats.connection_errors += 1
+                    if is_fd_exhaustion(exc):
+                        stats.fd_exhausted += 1
                     reason, retry_after = f"{type(exc).__name__}: {exc}", None
                     malformed = None
                 if attempt >= max_attempts:

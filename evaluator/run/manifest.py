@@ -51,14 +51,19 @@ class ResumeEntry(msgspec.Struct, omit_defaults=True):
 
 
 class EndEntry(msgspec.Struct, omit_defaults=True):
-    """How one start of the run ended: its wall time, episodes, and each router's state
-    (`Router.snapshot()`: counters, per-replica requests, restarts, notes)."""
+    """How one start of the run ended: its wall time, episodes, each router's state
+    (`Router.snapshot()`: counters, per-replica requests, restarts, notes), the episode
+    attempts retried after infrastructure errors, and of those the ones, and the request
+    attempts the clients retried, for want of a file descriptor (EMFILE / ENFILE)."""
 
     at: float
     wall_s: float
     episodes: int
     interrupted: bool = False
     routers: dict[str, Any] = msgspec.field(default_factory=dict)
+    infra_retries: int = 0
+    fd_episode_retries: int = 0
+    fd_request_retries: int = 0
 
 
 class Manifest(msgspec.Struct, omit_defaults=True):
@@ -180,12 +185,15 @@ def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[st
 
 
 def record_end(run_dir: Path, wall_s: float, episodes: int, interrupted: bool,
-               routers: dict[str, Any]) -> None:
+               routers: dict[str, Any], infra_retries: int = 0, fd_episode_retries: int = 0,
+               fd_request_retries: int = 0) -> None:
     """Append this start's end (routers: name -> Router) to the manifest, if it was written."""
     if not (Path(run_dir) / MANIFEST_FILE).exists():
         return
     m = read_manifest(run_dir)
     m.ends.append(EndEntry(at=time.time(), wall_s=round(wall_s, 3), episodes=episodes,
                            interrupted=interrupted,
-                           routers={k: r.snapshot() for k, r in routers.items()}))
+                           routers={k: r.snapshot() for k, r in routers.items()},
+                           infra_retries=infra_retries, fd_episode_retries=fd_episode_retries,
+                           fd_request_retries=fd_request_retries))
     write_manifest(run_dir, m)

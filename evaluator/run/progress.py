@@ -31,6 +31,7 @@ class Counters:
         "episodes_done",
         "episodes_in_flight",
         "errors",
+        "fd_retries",
         "infra_failures",
         "infra_retries",
         "prefix_hit_rate",
@@ -52,6 +53,7 @@ class Counters:
         self.episodes_in_flight = 0
         self.infra_failures = 0  # units whose infra retries were exhausted
         self.infra_retries = 0  # episode attempts lost to infrastructure errors
+        self.fd_retries = 0  # of which for want of a file descriptor (EMFILE / ENFILE)
         self.errors = 0  # episodes that raised something else (bugs, 4xx): failures.jsonl
         self.calls = 0
         self.calls_in_flight = 0
@@ -101,7 +103,8 @@ def progress_line(c: Counters, dt: float, d_eps: int, d_tokens: int) -> str:
     if c.prefix_hit_rate is not None:
         parts.append(f"server prefix hits {c.prefix_hit_rate:.0%}")
     parts.append(f"tool cache hits {_rate(c.tool_hits, c.tool_calls)}")
-    parts.append(f"errors {c.errors + c.infra_failures} (infra retries {c.infra_retries})")
+    fd = f", EMFILE {c.fd_retries}" if c.fd_retries else ""
+    parts.append(f"errors {c.errors + c.infra_failures} (infra retries {c.infra_retries}{fd})")
     return " | ".join(parts)
 
 
@@ -210,6 +213,11 @@ class Summary:
         lines = [head]
         if failures:
             lines.append(f"  failures (infrastructure / errors, rerun by --resume): {failures}")
+        if counters.infra_retries:
+            fd = (f", {counters.fd_retries} of them for want of a file descriptor (EMFILE)"
+                  if counters.fd_retries else "")
+            lines.append(f"  infrastructure retries: {counters.infra_retries} episode attempts "
+                         f"restarted{fd}")
         lines.append("  subsets: " + _fmt(self.subsets))
         lines.append("  terminations: " + _fmt(self.terminations))
         n_tools = sum(self.tool_sources.values())

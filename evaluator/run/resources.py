@@ -71,6 +71,14 @@ class Resources:
             shared.setdefault(id(router), ([], router))[0].append(name)
         return {",".join(names): router for names, router in shared.values()}
 
+    def fd_exhausted(self) -> int:
+        """Request attempts the run's clients (routed replicas' included) retried for want
+        of a file descriptor (EMFILE / ENFILE)."""
+        clients = list(self.clients.values())
+        for r in self.routers:
+            clients += [rep.client for rep in getattr(r, "replicas", ())]
+        return sum(c.stats.fd_exhausted for c in clients)
+
     def client(self, ep: Endpoint, max_connections: int) -> ChatClient:
         key = (ep.base_url, ep.api_key, tuple(sorted(ep.extra_headers.items())), ep.timeout_s,
                ep.max_retries)

@@ -197,6 +197,8 @@ class Scheduler:
                         return
                     # infrastructure (or too many open files): retry the episode
                     counters.infra_retries += 1
+                    if is_fd_exhaustion(exc):
+                        counters.fd_retries += 1
                     if attempt >= retry.max_attempts:
                         counters.infra_failures += 1
                         self._fail(unit, "infrastructure", exc, attempt)

@@ -252,7 +252,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             print("judging the remaining episodes ...", file=sys.stderr)
             judged = await judge.finish()
         record_end(run_dir, time.monotonic() - started, outcome.finished, outcome.interrupted,
-                   res.named_routers())
+                   res.named_routers(), counters.infra_retries, counters.fd_retries,
+                   res.fd_exhausted())
     finally:
         await res.aclose()
         if request.call_log:

@@ -104,7 +104,7 @@ async def test_emfile_in_an_episode_is_retried_not_a_unit_failure(tmp_path):
     outcome, counters, _ = await _run(tmp_path, units, fn, concurrency=2, retry=FAST_RETRY)
     records = list(iter_records(tmp_path))
     assert len(records) == 5 and {r.infra_retries for r in records} == {1}
-    assert counters.infra_retries == 6 and counters.infra_failures == 0
+    assert counters.infra_retries == counters.fd_retries == 6 and counters.infra_failures == 0
     fails = list(iter_failures(tmp_path))
     assert [(f.unit.key, f.kind) for f in fails] == [("b/s/t2#1", "error")]
     assert outcome.finished == 5 and outcome.failed == 1
@@ -131,3 +131,50 @@ def test_a_run_under_a_low_hard_limit_finishes_every_unit(tmp_path):
     keys = [rec.unit.key for rec in iter_records(tmp_path / "fd")]
     assert len(keys) == 192 and len(set(keys)) == 192
     assert list(iter_failures(tmp_path / "fd")) == []
+
+
+def test_the_sample_under_a_hard_limit_of_128_finishes_with_20000_requests_asked(tmp_path):
+    """perf.fd_limit at small scale: 240 sample episodes (simulated tool answers through the
+    answer log, multi-turn user simulator) all started at once, 20,000 requests in flight
+    asked for, under soft = hard = 128 descriptors: every unit finishes, none fails, the run
+    never holds more descriptors than the limit, and the simulated answers are one file."""
+    from perf.fd_limit import _env, read_run, run_command, run_round
+    from perf.stub_server import start_stub
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with start_stub("--mode", "text") as stub:
+        cmd = run_command(stub.url, tmp_path, "fd", 20, 20_000, 0.01, home)
+        r = run_round(cmd, _env(home), 128, tmp_path / "fd.log", timeout_s=300)
+    r.update(read_run(tmp_path / "fd"))
+    log = (tmp_path / "fd.log").read_text(errors="replace")
+    assert r["rc"] == 0, log[-3000:]
+    assert (r["finished"], r["failed"]) == (240, 0), r
+    assert "open-file limit 128" in log and "capped at" in log
+    assert 0 < r["peak_fds"] <= 128
+    # retries for want of a descriptor were absorbed (or never needed): nothing failed
+    assert r["fd_episode_retries"] <= r["infra_retries"]
+    assert sorted(p.name for p in (home / "simulated").iterdir()) == ["answers.log"]
+    assert "simulated" in log  # the tool simulator answered misses
+
+
+def test_emfile_in_the_middle_of_a_run_is_absorbed(tmp_path):
+    """Fault test: three episodes each take every free descriptor for 0.3 s (as if another
+    part of the process leaked them) while 48 sample episodes run under a hard limit of 128:
+    the connections and files opened meanwhile fail with EMFILE, the client and the scheduler
+    retry them, and every unit finishes with no failure."""
+    from perf.fd_limit import _env, read_run, run_command, run_round
+    from perf.stub_server import start_stub
+
+    home = tmp_path / "home"
+    home.mkdir()
+    with start_stub("--mode", "text") as stub:
+        cmd = run_command(stub.url, tmp_path, "starved", 4, 20_000, 0.01, home)
+        cmd += ["--set", "protocol.entry=tests.evaluator.fd_fakes:starved_episode"]
+        env = dict(_env(home), FD_HOG_EPISODES="3", FD_HOG_S="0.3")
+        r = run_round(cmd, env, 128, tmp_path / "starved.log", timeout_s=300)
+    r.update(read_run(tmp_path / "starved"))
+    log = (tmp_path / "starved.log").read_text(errors="replace")
+    assert r["rc"] == 0, log[-3000:]
+    assert (r["finished"], r["failed"]) == (48, 0), r
+    assert r["fd_request_retries"] + r["fd_episode_retries"] > 0, r
