@@ -174,7 +174,8 @@ def read_estimate(path: Path) -> dict[str, Any]:
         b = msgspec.json.decode(Path(path).read_bytes())
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ValueError(f"{path}: not JSON: {exc}") from None
-    if not isinstance(b, dict) or not isinstance(b.get("estimate"), dict):
-        raise ValueError(f"{path} is not an `agentsweep bench` result (no 'estimate')")
+    estimate = b.get("estimate") if isinstance(b, dict) else None
+    if not isinstance(estimate, dict):
+        raise ValueError(f"{path} is not an `agentsweep bench` result (no 'estimate')")  # noqa: TRY004
     return {"source": str(path), "bench_run": b.get("run_dir", ""),
             "episodes_per_min": b.get("episodes_per_min"), **b["estimate"]}
