@@ -152,6 +152,16 @@ def run_judge(args: argparse.Namespace) -> int:
     except (ConfigError, ValueError, BenchmarkError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:  # a corrupt line stops the command now, before an engine starts
+        from evaluator.judges.pool import read_judgements
+        from evaluator.run.results import iter_records
+
+        for _ in iter_records(run_dir):
+            pass
+        read_judgements(run_dir)
+    except ResultsCorrupt as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     # a benchmark judged by rule checks only needs no judge model: no engine, nothing to ask
     rules_only = bench is not None and bool(bench.judges) and all(
         spec.rule for spec in bench.judges.values())

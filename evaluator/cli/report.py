@@ -37,6 +37,10 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"--success-threshold must be in [0, 1], got {args.success_threshold}",
               file=sys.stderr)
         return 2
+    if args.bootstrap < 1:
+        print(f"--bootstrap must be >= 1 (resamples of the confidence intervals), got "
+              f"{args.bootstrap}", file=sys.stderr)
+        return 2
     try:
         runs = [load_run(d, success_threshold=args.success_threshold,
                          use_scoring=not args.no_scoring) for d in args.run_dirs]

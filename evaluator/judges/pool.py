@@ -29,6 +29,7 @@ from bench_data.types import Task
 from evaluator.records import EpisodeRecord, Judgement
 from evaluator.run.results import (
     EPISODES_FILE,
+    UNDECODABLE,
     ResultWriter,
     corrupt_line,
     iter_records,
@@ -57,7 +58,7 @@ def read_judgements(run_dir: str | Path) -> list[Judgement]:
     for n, line in scan_lines(path):
         try:
             out.append(_decoder.decode(line))
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        except UNDECODABLE as exc:
             raise corrupt_line(path, n, "judgement", exc) from None
     return out
 

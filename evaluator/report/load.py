@@ -284,6 +284,9 @@ def load_run(
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ReportInputError(f"{run_dir}: not a run directory")
+    if not (run_dir / "episodes.jsonl").is_file() and not (run_dir / "manifest.json").is_file():
+        raise ReportInputError(f"{run_dir}: not a run directory (no episodes.jsonl or "
+                               "manifest.json)")
     manifest = read_manifest(run_dir)
     _load_plugins(manifest)
     config = read_config(run_dir)

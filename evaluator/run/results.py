@@ -39,6 +39,11 @@ class FailureRecord(msgspec.Struct, omit_defaults=True):
     at: float = 0.0
 
 
+# what decoding one JSON line can raise: msgspec's errors, invalid UTF-8 inside a string (a
+# UnicodeDecodeError from msgspec), nesting deeper than the decoder recurses
+UNDECODABLE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
+
+
 class ResultsCorrupt(ValueError):
     """A line other than the last one of a results file cannot be decoded."""
 
@@ -86,7 +91,7 @@ def scan_lines(path: str | Path, *, repair: bool = False) -> Iterator[tuple[int,
 def _decode(decoder: msgspec.json.Decoder, path: Path, n: int, line: bytes) -> Any:
     try:
         return decoder.decode(line)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except UNDECODABLE as exc:
         raise corrupt_line(path, n, "record", exc) from None
 
 
