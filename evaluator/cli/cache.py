@@ -70,8 +70,12 @@ def _import(args: argparse.Namespace) -> int:
             with CacheStore(args.out) as store:
                 store.verify()
     except (CacheImportError, CorruptStoreError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        print(f"agentsweep cache import: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # cannot write the store (permissions, disk full, ...)
+        print(f"agentsweep cache import: --out {args.out}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
     tag = " (SYNTHETIC)" if header.synthetic else ""
     print(f"{args.out}: {header.n_entries} entries over {len(header.tools)} tools{tag}")
     for t in header.tools:
