@@ -32,6 +32,7 @@ from evaluator.run.results import (
     UNDECODABLE,
     ResultWriter,
     corrupt_line,
+    decode_line,
     iter_records,
     scan_lines,
 )
@@ -57,7 +58,7 @@ def read_judgements(run_dir: str | Path) -> list[Judgement]:
     out: list[Judgement] = []
     for n, line in scan_lines(path):
         try:
-            out.append(_decoder.decode(line))
+            out.append(decode_line(_decoder, line))
         except UNDECODABLE as exc:
             raise corrupt_line(path, n, "judgement", exc) from None
     return out

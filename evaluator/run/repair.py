@@ -29,6 +29,7 @@ from evaluator.run.results import (
     FAILURES_FILE,
     UNDECODABLE,
     FailureRecord,
+    decode_line,
 )
 
 JUDGEMENTS_FILE = "judgements.jsonl"  # = evaluator.judges.pool.JUDGEMENTS_FILE
@@ -90,7 +91,7 @@ def _bad_lines(data: bytes, decoder: msgspec.json.Decoder) -> tuple[list[bytes],
         if not line.strip():
             continue
         try:
-            decoder.decode(line)
+            decode_line(decoder, line)
         except UNDECODABLE as exc:
             bad.append((n, line, str(exc)))
             continue

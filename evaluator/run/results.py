@@ -44,6 +44,14 @@ class FailureRecord(msgspec.Struct, omit_defaults=True):
 UNDECODABLE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
 
 
+def decode_line(decoder: msgspec.json.Decoder, line: bytes) -> Any:
+    """One JSON line, which must be UTF-8 as a whole: msgspec skips the names of fields it
+    does not know without checking them, so a line with a corrupt byte in a field name would
+    otherwise decode, silently missing that field (the issue-15 corpus found it)."""
+    line.decode("utf-8")  # UnicodeDecodeError names the position
+    return decoder.decode(line)
+
+
 class ResultsCorrupt(ValueError):
     """A line other than the last one of a results file cannot be decoded."""
 
@@ -90,7 +98,7 @@ def scan_lines(path: str | Path, *, repair: bool = False) -> Iterator[tuple[int,
 
 def _decode(decoder: msgspec.json.Decoder, path: Path, n: int, line: bytes) -> Any:
     try:
-        return decoder.decode(line)
+        return decode_line(decoder, line)
     except UNDECODABLE as exc:
         raise corrupt_line(path, n, "record", exc) from None
 
