@@ -89,6 +89,7 @@ def iter_jsonl(path: Path, record_type: type[T]) -> Iterator[tuple[int, T | Load
             if not raw.strip():
                 continue
             try:
+                raw.decode("utf-8")  # msgspec skips unknown field names without checking them
                 yield lineno, decoder.decode(raw)
             except msgspec.ValidationError as exc:
                 yield lineno, validation_issue(where, lineno, exc)
