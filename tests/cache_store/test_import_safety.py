@@ -105,3 +105,18 @@ def test_the_cli_says_one_line_and_exits_2(src: Path, capsys: pytest.CaptureFixt
     err = capsys.readouterr().err
     assert err.startswith("agentsweep cache import: --out ") and err.count("\n") == 1
     assert "would overwrite its own input" in err and target.read_bytes() == before
+
+
+def test_synth_never_writes_over_a_real_cache(src: Path, tmp_path: Path) -> None:
+    from cache_store.synth import generate
+
+    schemas = [{"type": "function", "function": {"name": "web_search", "parameters": {
+        "type": "object", "properties": {"query": {"type": "string"}}}}}]
+    before = _digest(src)
+    with pytest.raises(ValueError, match="no SYNTHETIC marker"):
+        generate(src, schemas, 5)
+    assert _digest(src) == before
+    fresh = tmp_path / "synthetic"
+    assert generate(fresh, schemas, 5) == {"web_search": 5}
+    assert generate(fresh, schemas, 5, seed=1) == {"web_search": 5}  # its own output: fine
+    assert sorted(p.name for p in fresh.iterdir()) == ["SYNTHETIC", "web_search_cache.json"]

@@ -478,6 +478,28 @@ def flag_cases(rng: random.Random) -> list[Case]:
     f("report-backend", ("report", "{d}", "--backend", "gpu"), ("--backend",))
     f("data-check-missing", ("data", "check", "{d}/none.jsonl"), ("{d}/none.jsonl",))
     f("cache-import-no-out", ("cache", "import", "{d}"), ("--out",))
+    real = {"real/web_search_cache.json": '{"[1]": "a real answer"}'}
+    f("cache-synth-over-a-real-cache", ("cache", "synth", "{d}/real", "--entries", "5"),
+      ("{d}/real", "SYNTHETIC"), files=real)
+    f("cache-synth-into-a-file", ("cache", "synth", "{d}/afile", "--entries", "5"),
+      ("{d}/afile",), files={"afile": "x"})
+    for value in ("0", "-5"):
+        f(f"cache-synth-entries={value}", ("cache", "synth", "{d}/new", "--entries", value),
+          ("--entries",))
+    for name, text in (("missing", None), ("not-json", "{"), ("object", '{"a": 1}'),
+                       ("no-names", '[{"function": {}}]')):
+        files = {} if text is None else {"s.json": text}
+        f(f"cache-synth-schemas-{name}", ("cache", "synth", "{d}/new", "--entries", "5",
+                                          "--schemas", "{d}/s.json"), ("{d}/s.json",),
+          files=files)
+    f("cache-misses-no-log", ("cache", "misses", "{d}/nolog.jsonl", "--out", "{d}/o"),
+      ("{d}/nolog.jsonl",))
+    f("cache-index-no-store", ("cache", "index", "{d}/no.store"), ("{d}/no.store",))
+    f("cache-index-not-a-store", ("cache", "index", "{d}/x.txt"), ("{d}/x.txt",),
+      files={"x.txt": "not a store"})
+    for flag, value in (("--batch", "0"), ("--min-recall", "5"), ("--min-recall", "nan"),
+                        ("--recall-sample", "0"), ("--ivf-threshold", "-1")):
+        f(f"cache-index{flag}={value}", ("cache", "index", "{d}/no.store", flag, value), (flag,))
     f("cache-import-not-dir", ("cache", "import", "{d}/nodir", "--out", "{d}/s.store"),
       ("{d}/nodir",))
     return out
