@@ -17,6 +17,7 @@ deterministic: the same seed gives the same corpus.
 from __future__ import annotations
 
 import json
+import os
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ REPO = Path(__file__).resolve().parents[3]
 SAMPLE = REPO / "bench_data" / "samples" / "travel_sample"
 
 FIFO = object()  # a file content that means: make a named pipe here
+# the seeded random mutations per kind are multiplied by this (a deeper soak, not for CI):
+# AGENTSWEEP_CORPUS_SCALE=20 pytest tests/evaluator/reliability
+SCALE = max(1, int(os.environ.get("AGENTSWEEP_CORPUS_SCALE", "1")))
 USAGE, FAILED = 2, 1
 
 
@@ -546,7 +550,7 @@ def task_cases(rng: random.Random) -> list[Case]:
     for key in ("trace_id", "query", "time"):
         rec = {k: v for k, v in first.items() if k != key}
         mutate(f"missing-{key}", 1, json.dumps(rec).encode(), (f"{where}:1",))
-    for i in range(24):  # seeded: random byte flips in a random line
+    for i in range(24 * SCALE):  # seeded: random byte flips in a random line
         n = rng.randrange(len(lines))
         raw = bytearray(lines[n])
         pos = rng.randrange(1, len(raw) - 1)
@@ -603,6 +607,17 @@ def schema_cases(rng: random.Random) -> list[Case]:
             else:
                 bad.append(json.loads(json.dumps(bad[i])))
             s(f"{mutation}-{i}", json.dumps(bad, indent=1).encode())
+    text = (SAMPLE / "tool_schemas.json").read_bytes()
+    for i in range(30 * SCALE):  # seeded: a random cut or byte somewhere in the file
+        pos = rng.randrange(1, len(text) - 1)
+        bad = text[:pos] if rng.random() < 0.3 else (
+            text[:pos] + bytes([rng.choice(b'{}[]":,\xff')]) + text[pos + 1:])
+        try:  # the oracle: only a file that is no longer JSON is surely bad
+            json.loads(bad)
+            continue
+        except (ValueError, RecursionError):
+            pass
+        s(f"random-{i}", bad)
     return out
 
 
@@ -666,7 +681,7 @@ def cache_cases(rng: random.Random) -> list[Case]:
     c("out-is-not-a-store", {"notes.txt": "precious\n"}, ("--out", "{d}/notes.txt"),
       out_path="{d}/notes.txt")
     c("empty-dir", {"src/README": "x"}, ("{d}/src",), with_sample=False)
-    for i in range(60):  # seeded: random single-character corruptions of a source file
+    for i in range(60 * SCALE):  # seeded: random single-character corruptions of a file
         src = rng.choice(sorted((SAMPLE / "cache").glob("*_cache.json")))
         text = src.read_text()
         pos = rng.randrange(0, len(text))
@@ -698,7 +713,7 @@ def rundir_cases(rng: random.Random) -> list[Case]:
                             USAGE, (f"{{d}}/run/{fname}:2",), files=spec))
     # seeded: a random middle line of a synthetic run (3 tasks x 2 trials: 6 episode lines),
     # broken at a random point; every command that reads it names that line
-    for i in range(36):
+    for i in range(36 * SCALE):
         fname = rng.choice(("episodes.jsonl", "judgements.jsonl"))
         line = rng.randint(1, 4)  # never the last line (a torn tail is ignored by design)
         how = rng.choice(("truncated-middle", "bad-byte", "split"))
