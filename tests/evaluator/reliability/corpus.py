@@ -482,6 +482,25 @@ def flag_cases(rng: random.Random) -> list[Case]:
     f("report-backend", ("report", "{d}", "--backend", "gpu"), ("--backend",))
     f("data-check-missing", ("data", "check", "{d}/none.jsonl"), ("{d}/none.jsonl",))
     f("cache-import-no-out", ("cache", "import", "{d}"), ("--out",))
+    run = {"__rundir__": "run"}
+    for name, argv, says, extra in (
+            ("under-a-file", ("--export", "/dev/null/x"), ("--export", "/dev/null"), {}),
+            ("into-the-run", ("--export", "{d}/run"), ("--export", "run directory"), {}),
+            ("over-foreign-data", ("--export", "{d}/shared"), ("--export", "data/"),
+             {"shared/data/tasks.jsonl": "{}\n"}),
+            ("threshold", ("--success-threshold", "5", "--export", "{d}/o"),
+             ("--success-threshold",), {}),
+            ("port", ("--port", "70000"), ("--port",), {})):
+        f(f"view-{name}", ("view", "{d}/run", *argv), says, files={**run, **extra})
+    f("view-not-a-run", ("view", "{d}/empty", "--export", "{d}/o"), ("{d}/empty",),
+      files={"empty/notes.txt": "x"})
+    for name, text in (("not-toml", "this = [ not toml"), ("unknown", "[grid]\nmodels = 3\n"),
+                       ("deep", "seed = " + "[" * 3000 + "]" * 3000 + "\n"),
+                       ("utf8", b"name = \"\xff\"\n")):
+        f(f"sweep-{name}", ("sweep", "{d}/s.toml"), ("{d}/s.toml",), files={"s.toml": text})
+    f("sweep-missing", ("sweep", "{d}/none.toml"), ("{d}/none.toml",))
+    f("sweep-resume-not-a-sweep", ("sweep", "--resume", "{d}"), ("{d}",))
+    f("prompts-show-unknown", ("prompts", "show", "no_such_set_q"), ("no_such_set_q",))
     real = {"real/web_search_cache.json": '{"[1]": "a real answer"}'}
     f("cache-synth-over-a-real-cache", ("cache", "synth", "{d}/real", "--entries", "5"),
       ("{d}/real", "SYNTHETIC"), files=real)

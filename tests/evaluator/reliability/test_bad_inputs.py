@@ -73,6 +73,9 @@ def materialise(case: corpus.Case, d: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(corpus.REPO / src, target)
     for rel, content in case.files.items():
+        if rel == "__rundir__":  # a good run directory at d/<content>
+            _write_rundir(d / str(content))
+            continue
         if rel == "__damage__":
             fname, _, how = str(content).partition(":")
             _write_rundir(d / "run")
