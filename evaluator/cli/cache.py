@@ -136,11 +136,15 @@ def _misses(args: argparse.Namespace) -> int:
     if not Path(args.log).is_file():
         print(f"agentsweep cache misses: {args.log}: no such miss log", file=sys.stderr)
         return 2
+    skipped: list[int] = []
     try:
-        counts = export_misses(args.log, args.out, dedupe=args.dedupe)
+        counts = export_misses(args.log, args.out, dedupe=args.dedupe, skipped=skipped)
     except (OSError, ValueError) as exc:
         print(f"agentsweep cache misses: {exc}", file=sys.stderr)
         return 2
+    if skipped:
+        print(f"agentsweep cache misses: {args.log}: {len(skipped)} undecodable line(s) "
+              f"skipped (first: line {skipped[0]})", file=sys.stderr)
     print(json.dumps(counts, ensure_ascii=False))
     return 0
 

@@ -144,6 +144,11 @@ def run_judge(args: argparse.Namespace) -> int:
         return 2
     from evaluator.benchmarks import BenchmarkError
 
+    for flag, value in (("--judge-url", args.judge_url), ("--judge-model", args.judge_model)):
+        if value is not None and not value.strip():
+            print(f"error: {flag}: a value is needed, got {value!r} (an unset shell variable?)",
+                  file=sys.stderr)
+            return 2
     try:
         config = _run_config(run_dir)
         settings = judge_settings_for(config, args)

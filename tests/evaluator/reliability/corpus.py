@@ -480,6 +480,17 @@ def flag_cases(rng: random.Random) -> list[Case]:
         f(f"report --bootstrap={value}", ("report", "{d}", "--bootstrap", value),
           ("--bootstrap",))
     f("report-backend", ("report", "{d}", "--backend", "gpu"), ("--backend",))
+    for name, out_dir in (("under-a-file", "/dev/null/x"), ("a-file", "{d}/afile")):
+        f(f"report-out-{name}", ("report", "{d}/run", "--out", out_dir), ("--out",),
+          files={"__rundir__": "run", "afile": "x"})
+    for name, argv in (("url", ("--judge-url", "")), ("model", ("--judge-model", " ")),
+                       ("bad-url", ("--judge-url", "not a url")),
+                       ("concurrency", ("--concurrency", "0"))):
+        f(f"judge-{name}", ("judge", "{d}/run", *argv), (argv[0].split("-")[-1],),
+          files={"__rundir__": "run"})
+    log = b'{"tool": "\xff"}\nnot json\n' + b"[" * 50_000 + b"\n"
+    f("cache-misses-garbage-log", ("cache", "misses", "{d}/m.jsonl", "--out", "{d}/o"),
+      ("{d}/m.jsonl", "line 1"), files={"m.jsonl": log})
     f("data-check-missing", ("data", "check", "{d}/none.jsonl"), ("{d}/none.jsonl",))
     f("cache-import-no-out", ("cache", "import", "{d}"), ("--out",))
     run = {"__rundir__": "run"}
