@@ -89,11 +89,18 @@ def iter_jsonl(path: Path, record_type: type[T]) -> Iterator[tuple[int, T | Load
             if not raw.strip():
                 continue
             try:
+                raw.decode("utf-8")  # msgspec skips unknown field names without checking them
                 yield lineno, decoder.decode(raw)
             except msgspec.ValidationError as exc:
                 yield lineno, validation_issue(where, lineno, exc)
             except msgspec.DecodeError as exc:
                 yield lineno, decode_error_issue(where, lineno, raw, exc)
+            except UnicodeDecodeError as exc:  # invalid UTF-8 inside a JSON string
+                col = _column(raw, exc.start)
+                yield lineno, LoadIssue(where, lineno, "", f"not UTF-8 at column {col} "
+                                        f"({exc.reason})")
+            except RecursionError:
+                yield lineno, LoadIssue(where, lineno, "", "invalid JSON: nested too deeply")
 
 
 def iter_json_array(path: Path) -> Iterator[tuple[int, Any | LoadIssue]]:
@@ -130,6 +137,9 @@ def iter_json_array(path: Path) -> Iterator[tuple[int, Any | LoadIssue]]:
             yield exc.lineno, LoadIssue(
                 where, exc.lineno, "", f"invalid JSON: {exc.msg} at column {exc.colno}"
             )
+            return
+        except RecursionError:
+            yield start_line, LoadIssue(where, start_line, "", "invalid JSON: nested too deeply")
             return
         yield start_line, obj
         pos = ws.match(text, pos).end()  # type: ignore[union-attr]

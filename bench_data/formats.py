@@ -83,7 +83,7 @@ def first_record_keys(path: Path) -> set[str]:
             if raw.strip():
                 try:
                     obj = msgspec.json.decode(raw)
-                except msgspec.DecodeError:
+                except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
                     return set()
                 return set(obj) if isinstance(obj, dict) else set()
     return set()

@@ -297,7 +297,8 @@ def read_header(path: Path) -> Header | None:
                 if raw.strip():
                     line = msgspec.json.decode(raw, type=_Line)
                     return line.header
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError,
+            RecursionError):
         return None
     return None
 
@@ -316,7 +317,7 @@ def is_task_file(path: Path) -> bool:
                     return isinstance(obj, dict) and "task_id" in obj and (
                         "turns" in obj and "trips" in obj
                         or {"origin", "stays", "number_of_people"} <= set(obj))
-    except (OSError, msgspec.DecodeError):
+    except (OSError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return False
     return False
 

@@ -17,13 +17,72 @@ class CacheImportError(ValueError):
 
 
 def source_files(src_dir: str | Path) -> list[Path]:
+    """The `<tool>_cache.json` files of a release-layout directory. A name without a tool
+    (`_cache.json`) or one that is not a regular file (a directory, a FIFO, a device) is a
+    CacheImportError naming it: reading a FIFO would block, and skipping it would import a
+    cache without that tool silently."""
     src = Path(src_dir)
     if not src.is_dir():
         raise CacheImportError(f"{src}: not a directory")
-    files = sorted(p for p in src.iterdir() if p.name.endswith(CACHE_SUFFIX) and p.is_file())
+    files = sorted(p for p in src.iterdir() if p.name.endswith(CACHE_SUFFIX))
+    for p in files:
+        if p.name == CACHE_SUFFIX:
+            raise CacheImportError(f"{p}: no tool name before {CACHE_SUFFIX!r} (expected "
+                                   f"<tool>{CACHE_SUFFIX})")
+        if not p.is_file():
+            kind = "a directory" if p.is_dir() else "not a regular file (a FIFO or device?)"
+            raise CacheImportError(f"{p}: {kind}; a tool cache is a JSON file")
     if not files:
         raise CacheImportError(f"{src}: no *{CACHE_SUFFIX} files (expected the release layout)")
     return files
+
+
+def check_output(files: list[Path], src_dir: str | Path, out_store: str | Path) -> None:
+    """Refuse an output path that would clobber an input or something that is not a store: a
+    source file or the source directory itself, a new `*_cache.json` inside the source (the
+    next import would read it as a tool), a directory, a path under a file, or an existing file
+    that is not an agentsweep store."""
+    from cache_store.store import MAGIC
+
+    out, src = Path(out_store), Path(src_dir)
+    where = f"--out {out}"
+    if out.exists() and src.exists() and out.resolve() == src.resolve():
+        raise CacheImportError(f"{where}: is the source directory; name a store file")
+    for p in files:
+        if out.exists() and out.resolve() == p.resolve():
+            raise CacheImportError(f"{where}: is a source file; the import would overwrite "
+                                   "its own input")
+    if out.parent.resolve() == src.resolve() and out.name.endswith(CACHE_SUFFIX):
+        raise CacheImportError(f"{where}: a *{CACHE_SUFFIX} name inside the source directory "
+                               "would be read as a tool cache by the next import")
+    if out.is_dir():
+        raise CacheImportError(f"{where}: is a directory; name a store file")
+    for parent in out.parents:
+        if parent.exists():
+            if not parent.is_dir():
+                raise CacheImportError(f"{where}: {parent} is not a directory")
+            break
+    if out.exists():
+        if not out.is_file():
+            raise CacheImportError(f"{where}: exists and is not a regular file")
+        with open(out, "rb") as f:
+            head = f.read(len(MAGIC))
+        if head != MAGIC:
+            raise CacheImportError(f"{where}: exists and is not an agentsweep store; refusing to "
+                                   "overwrite it (remove it or name another file)")
+
+
+def _check_key(path: Path, i: int, key: str) -> None:
+    """A stored key is a normalised call: a JSON array (the release's list form) or a JSON
+    object (the intermediate form, normalised on import). Anything else no lookup can ever
+    build, so it is a malformed source, not a cache entry."""
+    try:
+        parsed = json.loads(key)
+    except (ValueError, RecursionError):
+        parsed = None
+    if not isinstance(parsed, (list, dict)):
+        raise CacheImportError(f"{path}: entry {i} (key {key[:80]!r}): the key is not a "
+                               "normalised call (a JSON array or object)")
 
 
 def source_fingerprint(files: list[Path]) -> str:
@@ -47,6 +106,8 @@ def _load_tool_file(path: Path) -> tuple[dict, bytes]:
         raise CacheImportError(
             f"{path}: line {exc.lineno} column {exc.colno} (char {exc.pos}): {exc.msg}"
         ) from None
+    except RecursionError:
+        raise CacheImportError(f"{path}: JSON nested too deeply") from None
     if not isinstance(obj, dict):
         raise CacheImportError(f"{path}: top level is a JSON {type(obj).__name__}, expected an "
                                "object mapping normalised keys to response strings")
@@ -63,6 +124,7 @@ def import_cache(src_dir: str | Path, out_store: str | Path, *, synthetic: bool 
     A `SYNTHETIC` marker file in the source marks the store as synthetic.
     """
     files = source_files(src_dir)
+    check_output(files, src_dir, out_store)
     fp = source_fingerprint(files)
     out = Path(out_store)
     if out.exists() and not force:
@@ -89,6 +151,7 @@ def import_cache(src_dir: str | Path, out_store: str | Path, *, synthetic: bool 
                     raise CacheImportError(
                         f"{path}: entry {i} (key {key[:80]!r}): value is a JSON "
                         f"{type(value).__name__}, expected a string")
+                _check_key(path, i, key)
                 entries[normalize_stored_key(key) if key[:1] == "{" else key] = value
             del obj
             tid = writer.begin_tool(tool)

@@ -61,26 +61,39 @@ class MissLog:
             self._fd = -1
 
 
-def read_misses(path: str | Path) -> list[MissRecord]:
-    """All complete records; a torn or garbled line (crash mid-write) is skipped."""
+def read_misses(path: str | Path, skipped: list[int] | None = None) -> list[MissRecord]:
+    """All complete records; a torn or garbled line (crash mid-write) is skipped, and its
+    1-based number appended to `skipped` when given."""
     dec = msgspec.json.Decoder(MissRecord)
     out: list[MissRecord] = []
     with open(path, "rb") as f:
-        for line in f:
+        for n, line in enumerate(f, start=1):
             if not line.endswith(b"\n"):
                 break
-            try:
-                out.append(dec.decode(line))
-            except msgspec.DecodeError:
+            if not line.strip():
                 continue
+            try:
+                line.decode("utf-8")
+                out.append(dec.decode(line))
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+                if skipped is not None:
+                    skipped.append(n)
     return out
 
 
-def export_misses(log_path: str | Path, out_dir: str | Path, *, dedupe: bool = False) -> dict[str, int]:
-    """Write `<tool>_missed.json` files in the reference's shape; returns counts per tool."""
+def export_misses(log_path: str | Path, out_dir: str | Path, *, dedupe: bool = False,
+                  skipped: list[int] | None = None) -> dict[str, int]:
+    """Write `<tool>_missed.json` files in the reference's shape; returns counts per tool.
+    Undecodable lines are skipped (their numbers go to `skipped`); a log with such lines and
+    no record at all is a ValueError (not a miss log)."""
     by_tool: dict[str, list[dict]] = defaultdict(list)
     seen: set[tuple[str, str]] = set()
-    for r in read_misses(log_path):
+    bad: list[int] = [] if skipped is None else skipped
+    records = read_misses(log_path, bad)
+    if bad and not records:
+        raise ValueError(f"{log_path}: no miss record, {len(bad)} undecodable line(s) (first: "
+                         f"line {bad[0]}); not a miss log?")
+    for r in records:
         if dedupe:
             if (r.tool, r.params) in seen:
                 continue

@@ -15,6 +15,7 @@ import importlib
 import inspect
 import json
 import random
+import re
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -24,7 +25,7 @@ import msgspec
 from backends.types import AtLeastOne
 from cache_store import keys
 from cache_store.persist import AnswerStore, MissLog, MissRecord, content_address
-from cache_store.simulator import build_messages, simulate
+from cache_store.simulator import PROMPT_DIR, build_messages, simulate
 from cache_store.store import CacheStore
 from cache_store.types import SandboxTexts, ToolOutcome, Validator
 
@@ -71,6 +72,25 @@ class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
     adcode_table: str = ""
     simulator_max_tokens: AtLeastOne = 2048
     index_backend: Literal["auto", "faiss", "torch"] = "auto"
+
+    def __post_init__(self) -> None:
+        if self.top_k < 1:
+            raise ValueError(f"top_k must be >= 1, got {self.top_k}")
+        if not _VERSION.match(self.prompt_version):
+            raise ValueError("prompt_version must be a version name (letters, digits, '.', '_', "
+                             f"'-'; it names a file under {PROMPT_DIR}), got "
+                             f"{self.prompt_version!r}")
+        if not (PROMPT_DIR / f"tool_simulator_{self.prompt_version}.txt").is_file():
+            known = sorted(p.stem.removeprefix("tool_simulator_")
+                           for p in PROMPT_DIR.glob("tool_simulator_*.txt"))
+            raise ValueError(f"prompt_version: no simulator prompt {self.prompt_version!r} "
+                             f"(known: {', '.join(known)})")
+        module, sep, fn = self.live_hook.partition(":")
+        if self.live_hook and (not sep or not module.strip() or not fn.strip()):
+            raise ValueError(f"live_hook: expected 'module:function', got {self.live_hook!r}")
+
+
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def _load_hook(spec: str) -> Any:

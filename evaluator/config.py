@@ -107,6 +107,8 @@ class RoleConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True)
     routing: dict[str, Any] = msgspec.field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        check.check_base_url("endpoint.base_url", self.endpoint.base_url)
+        check.check_headers("endpoint.extra_headers", self.endpoint.extra_headers)
         check_replicas(self.replicas, self.routing)
 
 
@@ -149,6 +151,12 @@ class ProtocolConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=T
             raise ValueError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+        if not self.finish_marker.strip():
+            raise ValueError("finish_marker must not be empty or blank (a substring every reply "
+                             f"contains would end each dialogue at once), got "
+                             f"{self.finish_marker!r}")
+        check.check_tags("protocol.abstain_tags", self.abstain_tags)
+        check.check_entry_format("protocol.entry", self.entry)
 
 
 class AdmissionConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -186,6 +194,14 @@ class AdmissionConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=
             raise ValueError(f"decrease must be in (0, 1), got {self.decrease}")
         if self.poll_interval_s <= 0:
             raise ValueError("poll_interval_s must be > 0")
+        if self.waiting_per_running < 0:
+            raise ValueError(f"waiting_per_running must be >= 0, got {self.waiting_per_running}")
+        if not 0.0 < self.kv_high <= 1.0:
+            raise ValueError(f"kv_high must be in (0, 1] (a fraction of the KV cache), got "
+                             f"{self.kv_high}")
+        if self.increase < 1:
+            raise ValueError(f"increase must be >= 1, got {self.increase} (adaptive = false "
+                             "keeps the cap fixed)")
 
 
 class RetryConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -237,8 +253,16 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
     gpus_per_replica: int = 0
 
     def __post_init__(self) -> None:
+        if self.url:
+            check.check_base_url("url", self.url, embedded=False)
+        if not self.cpu_kv_cache_gb > 0:
+            raise ValueError(f"cpu_kv_cache_gb must be > 0, got {self.cpu_kv_cache_gb}")
+        check.check_extra_args(self.extra_args)
         if self.replicas < 1:
             raise ValueError(f"replicas: at least 1, got {self.replicas}")
+        if self.replicas > check.MAX_REPLICAS:
+            raise ValueError(f"replicas: at most {check.MAX_REPLICAS:,} engines, got "
+                             f"{self.replicas}")
         if self.gpus_per_replica < 0:
             raise ValueError(f"gpus_per_replica: 0 or more, got {self.gpus_per_replica}")
         if self.replicas > 1 and self.url:
@@ -305,6 +329,9 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     def __post_init__(self) -> None:
         check.check_trials(self.trials)  # 1..100,000, with the reason
         check.check_run_name(self.name)
+        if not self.out.strip():
+            raise ValueError('out must name a directory ("." = the current one), got '
+                             f"{self.out!r}")
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
 
@@ -325,17 +352,13 @@ def load_config(
     """
     source = str(path) if path is not None else "<defaults>"
     if text is None:
-        if path is not None:
-            try:
-                text = Path(path).read_text(encoding="utf-8")
-            except OSError as exc:
-                raise ConfigError(f"{source}: cannot read config: {exc.strerror}") from None
-        else:
-            text = ""
+        text = read_config_text(path) if path is not None else ""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{source}: invalid TOML: arrays or tables nested too deeply") from None
     overrides = list(overrides or [])
     aliases = benchmark_aliases(raw, overrides, source)
     rename_aliases(raw, aliases, where=source)
@@ -360,8 +383,34 @@ def load_config(
         raise located(str(exc), source, text, origins) from None
     bad = check.non_finite(config)  # TOML has nan and inf; no setting means either
     if bad is not None:
-        raise located(f"a finite number is needed, got {bad[1]}", source, text, origins, bad[0])
+        what = ("an integer in TOML's 64-bit range is needed" if isinstance(bad[1], int)
+                else "a finite number is needed")
+        raise located(f"{what}, got {bad[1]}", source, text, origins, bad[0])
     return config, text
+
+
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def read_config_text(path: str | Path) -> str:
+    """A config file's text: a regular file of at most 1 MiB of UTF-8 (ConfigError naming the
+    file otherwise)."""
+    p = Path(path)
+    try:
+        if not p.is_file() and p.exists():  # a directory, a FIFO (open would block), ...
+            raise ConfigError(f"{p}: cannot read config: not a regular file")
+        with open(p, "rb") as f:
+            data = f.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read config: {exc.strerror or exc}") from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{p}: config larger than {MAX_CONFIG_BYTES >> 20} MiB (a run config "
+                          "is a few KiB; is this the right file?)")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ConfigError(f"{p}:{line}: not UTF-8 (byte {exc.start}: {exc.reason})") from None
 
 
 def convert_config(resolved: dict[str, Any]) -> RunConfig:

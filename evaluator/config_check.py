@@ -94,15 +94,22 @@ def located(
         m = _PATH_RE.search(msg)
         path = m.group(1) if m else ""
         msg = _PATH_RE.sub("", msg).rstrip(" -")
-    first = re.match(r"(?:\w+\.)*(\w+) (?:must|:)", msg)
-    named = f"{path}.{first.group(1)}".strip(".") if first else ""
+    first = re.match(r"((?:\w+\.)*\w+)(?:\[\d+\])?(?: must|:)", msg)
+    named = ""
+    if first:  # a value check names its own field, relative to `path` or from the top
+        own = first.group(1)
+        head = path.rsplit(".", 1)[-1]
+        if path and own.startswith(head + "."):
+            own = own[len(head) + 1:]
+        named = f"{path}.{own}".strip(".")
     if first and (locate_line(text, named) or named in origins):
-        path = named  # a value check names its own field
+        path = named
     elif first and not path:
         path = first.group(1)
     dotted = re.sub(r"\[\d+\]", "", path)
     for key, origin in origins.items():
-        if dotted == key or dotted.startswith(key + "."):
+        if dotted and (dotted == key or dotted.startswith(key + ".")
+                       or key.startswith(dotted + ".")):
             return ConfigError(f"{origin} ({key}): {msg}")
     line = locate_line(text, dotted) if dotted else 0
     where = f"{source}:{line}" if line else source
@@ -191,21 +198,149 @@ def check_replicas(replicas: list[Any], routing: dict[str, Any]) -> None:
     """A role's `replicas` (URLs or endpoint tables) and `routing` (RouterSettings) table."""
     for i, r in enumerate(replicas):
         url = r if isinstance(r, str) else r.base_url
-        if not url.startswith(("http://", "https://")):
-            raise ValueError(f"replicas[{i}]: base_url must be an http(s) URL, got {url!r}")
+        problem = url_problem(url, embedded=False)
+        if problem:
+            raise ValueError(f"replicas[{i}]: base_url {problem}")
+        if not isinstance(r, str):
+            check_headers(f"replicas[{i}].extra_headers", r.extra_headers)
     if routing:
         from backends.router_replica import RouterSettings
 
         try:
             s = msgspec.convert(routing, RouterSettings)
-        except msgspec.ValidationError as exc:
-            raise ValueError(f"routing: {exc}") from None
+        except msgspec.ValidationError as exc:  # name the routing key, not the outer path
+            text = str(exc)
+            inner = re.search(r" - at `\$\.?([^`]*)`$", text)
+            if inner:
+                text = f"routing.{inner.group(1)}: {text[:inner.start()]}".replace(": : ", ": ")
+                raise ValueError(text) from None
+            raise ValueError(f"routing: {text}") from None
         if s.policy not in ("sticky_least_loaded", "round_robin", "hash"):
             raise ValueError("routing.policy: one of sticky_least_loaded, round_robin, hash;"
                              f" got {s.policy!r}")
+        for name, (low, open_low, high, open_high) in ROUTING_BOUNDS.items():
+            node: Any = s
+            for part in name.split("."):
+                node = getattr(node, part)
+            if node is None:
+                continue
+            if (node < low or (open_low and node == low) or
+                    (high is not None and (node > high or (open_high and node == high)))):
+                span = (f"{'(' if open_low else '['}{low:g}, "
+                        f"{'inf)' if high is None else f'{high:g}' + (')' if open_high else ']')}")
+                raise ValueError(f"routing.{name}: must be in {span}, got {node}")
+        a = s.admission
+        if not 1 <= a.min_cap <= a.initial_cap <= a.max_cap:
+            raise ValueError("routing.admission: need 1 <= min_cap <= initial_cap <= max_cap")
+
+
+# (low, low excluded, high or None, high excluded) of the numeric router settings: intervals
+# and sizes that are divided by or slept on must be > 0, factors that shrink must be in (0, 1)
+_POS, _NONNEG, _ONE, _FRACTION, _SHRINK = (0.0, True, None, False), (0.0, False, None, False), \
+    (1, False, None, False), (0.0, True, 1.0, False), (0.0, True, 1.0, True)
+ROUTING_BOUNDS: dict[str, tuple[float, bool, float | None, bool]] = {
+    "abs_threshold": _NONNEG, "rel_threshold": _NONNEG, "continuing_slack": _NONNEG,
+    "tokens_per_unit": _POS, "session_idle_s": _POS, "chars_per_token": _POS,
+    "poll_interval_s": _POS,
+    "admission.kv_tokens": _ONE, "admission.tokens_per_episode": _ONE, "admission.kappa": _POS,
+    "admission.increase": _ONE, "admission.kv_high": _FRACTION,
+    "admission.preemption_backoff": _SHRINK, "admission.latency_tolerance": _POS,
+    "admission.latency_decrease": _SHRINK, "admission.overload_decrease": _SHRINK,
+    "admission.overload_cooldown_s": _NONNEG,
+    "health.probe_interval_s": _POS, "health.probe_timeout_s": _POS,
+    "health.probe_failures": _ONE, "health.rejoin_probes": _ONE, "health.error_threshold": _ONE,
+    "health.replica_retries": _NONNEG, "health.replica_backoff_s": _NONNEG,
+    "health.max_failovers": _NONNEG, "health.all_down_wait_s": _NONNEG,
+    "health.restart_after_s": _NONNEG, "health.restart_backoff_s": _NONNEG,
+    "health.restart_backoff_cap_s": _NONNEG,
+}
 
 
 # ------------------------------------------------------------------ value bounds
+
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")  # an HTTP header name (RFC 9110 token)
+
+
+def url_problem(url: str, *, embedded: bool = True) -> str:
+    """"" when `url` is an http(s) URL with a host (or "embedded", where allowed), else what is
+    wrong with it, worded to follow the field's name."""
+    from urllib.parse import urlsplit
+
+    want = ('must be "embedded" or an http(s) URL such as "http://host:8000/v1"' if embedded
+            else 'must be an http(s) URL such as "http://host:8000/v1"')
+    if embedded and url == "embedded":
+        return ""
+    if not url or any(c.isspace() or ord(c) < 32 for c in url):
+        return f"{want}, got {url!r}"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # raises ValueError for a port outside 0..65535
+    except ValueError as exc:
+        return f"{want}, got {url!r} ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        return f"{want}, got {url!r}"
+    return ""
+
+
+def check_base_url(field: str, url: str, *, embedded: bool = True) -> None:
+    problem = url_problem(url, embedded=embedded)
+    if problem:
+        raise ValueError(f"{field} {problem}")
+
+
+def check_headers(field: str, headers: dict[str, str]) -> None:
+    """HTTP header names are tokens; values hold no line breaks or NUL (header injection)."""
+    for name, value in headers.items():
+        if not _TOKEN.match(name):
+            raise ValueError(f"{field}: header name {name!r} is not a valid HTTP header name")
+        if any(c in value for c in "\r\n\0"):
+            raise ValueError(f"{field}: the value of header {name!r} holds a line break or NUL")
+
+
+def check_tags(field: str, tags: list[str]) -> None:
+    """Refusal tags are substrings searched in replies: an empty one matches every reply."""
+    if not tags:
+        raise ValueError(f"{field}: at least one tag is needed")
+    for tag in tags:
+        if not tag.strip():
+            raise ValueError(f"{field}: a tag must not be empty or blank (it would match every "
+                             f"reply), got {tag!r}")
+
+
+def check_entry_format(field: str, spec: str) -> None:
+    """A "module:function" reference ("" = off)."""
+    module, sep, fn = spec.partition(":")
+    if spec and (not sep or not module.strip() or not fn.strip() or ":" in fn):
+        raise ValueError(f"{field}: expected 'module:function', got {spec!r}")
+
+
+# `vllm serve` flags agentsweep sets itself and connects by: overriding them breaks the run
+OWNED_ENGINE_ARGS = ("--host", "--port", "--model", "--served-model-name")
+
+
+def check_extra_args(args: list[str]) -> None:
+    for arg in args:
+        flag = arg.split("=", 1)[0]
+        if flag in OWNED_ENGINE_ARGS:
+            raise ValueError(f"extra_args: {flag} is set by agentsweep (it connects to the "
+                             f"engine by it); remove it (the model: engine.model)")
+
+
+def check_output_dir(field: str, path: str) -> None:
+    """`path` is a directory, or one that can be made: its nearest existing ancestor is a
+    directory (a file on the way, e.g. /dev/null/x, is refused before anything starts)."""
+    from pathlib import Path
+
+    p = Path(path)
+    for parent in (p, *p.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ValueError(f"{field} = {path!r}: {parent} is not a directory")
+            return
+
+
+MAX_INT64 = 2 ** 63 - 1
+MAX_REPLICAS = 1024
 
 MAX_TRIALS = 100_000
 RUN_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$")
@@ -230,7 +365,12 @@ def check_run_name(name: str) -> None:
 
 
 def non_finite(value: Any, path: str = "") -> tuple[str, float] | None:
-    """(dotted field, value) of the first NaN or infinite float in a config tree, else None."""
+    """(dotted field, value) of the first NaN or infinite float, or integer outside TOML's
+    64-bit range, in a config tree, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return None if -MAX_INT64 - 1 <= value <= MAX_INT64 else (path, value)
     if isinstance(value, float):
         return None if math.isfinite(value) else (path, value)
     if isinstance(value, msgspec.Struct):

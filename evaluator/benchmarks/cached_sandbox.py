@@ -22,7 +22,7 @@ from bench_data.types import Task
 from cache_store.sandbox import Sandbox, SandboxSettings, open_sandbox
 from cache_store.types import SandboxTexts, Validator
 
-from .base import Environment, EnvironmentRequest
+from .base import BenchmarkError, Environment, EnvironmentRequest
 
 ValidatorFactory = Callable[[EnvironmentRequest], tuple[Validator | None, dict[str, Any]]]
 """request -> (the validator, its description for the manifest); raises BenchmarkError."""
@@ -66,6 +66,43 @@ class SharedSandbox:
         self.sandbox.close()
 
 
+def check_sandbox_settings(s: SandboxSettings) -> None:
+    """What `[sandbox]` names exists and can be used, before an engine starts (BenchmarkError
+    naming the field): the store is a readable store, the live hook imports and is callable,
+    the miss log and answer directories can be made."""
+    import importlib
+
+    from cache_store.store import CorruptStoreError, read_header
+    from evaluator.config_check import check_output_dir
+
+    if s.store:
+        try:
+            if not Path(s.store).is_file():
+                raise BenchmarkError(f"sandbox.store = {s.store!r}: no such store file (make "
+                                     "one with `agentsweep cache import DIR --out STORE`)")
+            read_header(s.store)
+        except (CorruptStoreError, OSError) as exc:
+            raise BenchmarkError(f"sandbox.store = {s.store!r}: {exc}") from None
+    if s.live_hook:
+        module, _, fn = s.live_hook.partition(":")
+        try:
+            hook = getattr(importlib.import_module(module), fn)
+        except Exception as exc:  # noqa: BLE001 - ImportError, AttributeError, or its own failure
+            raise BenchmarkError(f"sandbox.live_hook = {s.live_hook!r}: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        if not callable(hook):
+            raise BenchmarkError(f"sandbox.live_hook = {s.live_hook!r}: not a function "
+                                 f"(a {type(hook).__name__})")
+    try:
+        if s.miss_log:
+            check_output_dir("sandbox.miss_log", str(Path(s.miss_log).parent))
+        for name in ("simulated_store", "overlay_store"):
+            if getattr(s, name):
+                check_output_dir(f"sandbox.{name}", getattr(s, name))
+    except ValueError as exc:
+        raise BenchmarkError(str(exc)) from None
+
+
 def _no_validator(request: EnvironmentRequest) -> tuple[Validator | None, dict[str, Any]]:
     return None, {"validation": "none"}
 
@@ -78,6 +115,7 @@ class CachedSandbox:
     texts: SandboxTexts = field(default_factory=SandboxTexts)
 
     def check(self, request: EnvironmentRequest) -> None:
+        check_sandbox_settings(request.config.sandbox)
         self.validator(request)  # builds (and caches) what it needs, or fails now
 
     async def open(self, request: EnvironmentRequest, simulator: Any,

@@ -15,6 +15,7 @@ import argparse
 import importlib
 import os
 import sys
+from typing import NoReturn
 
 # module path -> subcommands it registers (for the help text; modules register themselves)
 SUBCOMMAND_MODULES = (
@@ -33,8 +34,17 @@ SUBCOMMAND_MODULES = (
 )
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """A usage error is one line on stderr naming the flag or value (exit 2); `--help` still
+    prints the whole usage. Subcommand parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        first = (message.strip().splitlines() or [""])[0]
+        self.exit(2, f"{self.prog}: error: {first} (see `{self.prog} --help`)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="agentsweep",
         description="Run interactive tool-using LLM agent benchmarks on served models.",
     )

@@ -70,8 +70,12 @@ def _import(args: argparse.Namespace) -> int:
             with CacheStore(args.out) as store:
                 store.verify()
     except (CacheImportError, CorruptStoreError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+        print(f"agentsweep cache import: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # cannot write the store (permissions, disk full, ...)
+        print(f"agentsweep cache import: --out {args.out}: {exc.strerror or exc}",
+              file=sys.stderr)
+        return 2
     tag = " (SYNTHETIC)" if header.synthetic else ""
     print(f"{args.out}: {header.n_entries} entries over {len(header.tools)} tools{tag}")
     for t in header.tools:
@@ -93,19 +97,54 @@ def _index(args: argparse.Namespace) -> int:
                                      recall_sample=args.recall_sample,
                                      ivf_threshold=args.ivf_threshold)
 
+    from cache_store.store import CorruptStoreError, read_header
+
+    problem = _index_arg_problem(args)
+    if problem:
+        print(f"agentsweep cache index: {problem}", file=sys.stderr)
+        return 2
+    try:
+        read_header(args.store)  # a missing or damaged store fails before the embedder loads
+    except (CorruptStoreError, OSError) as exc:
+        print(f"agentsweep cache index: {args.store}: {getattr(exc, 'strerror', None) or exc}",
+              file=sys.stderr)
+        return 2
     try:
         meta = asyncio.run(build())
-    except (BackendError, ValueError, OSError) as exc:
+    except (BackendError, ValueError, OSError, CorruptStoreError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     print("\n".join(summary_lines(meta)))
     return 0
 
 
+def _index_arg_problem(args: argparse.Namespace) -> str:
+    if args.batch < 1:
+        return f"--batch must be >= 1, got {args.batch}"
+    if not 0.0 <= args.min_recall <= 1.0:
+        return f"--min-recall must be in [0, 1], got {args.min_recall}"
+    if args.recall_sample < 1:
+        return f"--recall-sample must be >= 1, got {args.recall_sample}"
+    if args.ivf_threshold < 0:
+        return f"--ivf-threshold must be >= 0, got {args.ivf_threshold}"
+    return ""
+
+
 def _misses(args: argparse.Namespace) -> int:
     from cache_store.persist import export_misses
 
-    counts = export_misses(args.log, args.out, dedupe=args.dedupe)
+    if not Path(args.log).is_file():
+        print(f"agentsweep cache misses: {args.log}: no such miss log", file=sys.stderr)
+        return 2
+    skipped: list[int] = []
+    try:
+        counts = export_misses(args.log, args.out, dedupe=args.dedupe, skipped=skipped)
+    except (OSError, ValueError) as exc:
+        print(f"agentsweep cache misses: {exc}", file=sys.stderr)
+        return 2
+    if skipped:
+        print(f"agentsweep cache misses: {args.log}: {len(skipped)} undecodable line(s) "
+              f"skipped (first: line {skipped[0]})", file=sys.stderr)
     print(json.dumps(counts, ensure_ascii=False))
     return 0
 
@@ -113,7 +152,19 @@ def _misses(args: argparse.Namespace) -> int:
 def _synth(args: argparse.Namespace) -> int:
     from cache_store.synth import generate
 
-    schemas = json.loads(Path(args.schemas or default_schemas()).read_text(encoding="utf-8"))
-    counts = generate(args.out, schemas, args.entries, args.seed)
+    path = Path(args.schemas or default_schemas())
+    try:
+        try:
+            schemas = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON: {exc}") from None
+        if not isinstance(schemas, list) or not all(
+                isinstance(t, dict) and isinstance(t.get("function"), dict)
+                and isinstance(t["function"].get("name"), str) for t in schemas):
+            raise ValueError(f"{path}: not a list of OpenAI function tools")
+        counts = generate(args.out, schemas, args.entries, args.seed)
+    except (OSError, ValueError, RecursionError) as exc:
+        print(f"agentsweep cache synth: {exc}", file=sys.stderr)
+        return 2
     print(f"SYNTHETIC cache: {sum(counts.values())} entries in {args.out}")
     return 0

@@ -105,13 +105,18 @@ def _print_data(info: registry.DatasetInfo) -> None:
 
 
 def check_path(target: str, data_dir: Path | None = None) -> tuple[str, list[LoadIssue]]:
-    """(what loaded, in words; every issue) for a file, directory or dataset name."""
+    """(what loaded, in words; every issue) for a file, directory or dataset name. Nothing
+    at all (an empty or blank file) is a ValueError: it is never good data."""
     path = Path(target)
     if path.is_file() and any(fmt.tool_schemas(path.parent) == path
                               for fmt in registry.formats()):
         tools, issues = check_tool_schemas(path)
+        if not tools and not issues:
+            raise ValueError(f"{path}: no tools (an empty tool list)")
         return f"{len(tools)} good tools", issues
     task_set = registry.load_tasks(target, data_dir=data_dir, skip_bad=True)
+    if not task_set.tasks and not task_set.issues:
+        raise ValueError(f"{target}: no tasks (an empty or blank file?)")
     loaded = f"{len(task_set.tasks)} good tasks"
     if task_set.tool_schemas:
         loaded += f", {len(task_set.tool_schemas)} tools"

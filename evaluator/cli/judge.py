@@ -144,12 +144,27 @@ def run_judge(args: argparse.Namespace) -> int:
         return 2
     from evaluator.benchmarks import BenchmarkError
 
+    for flag, value in (("--judge-url", args.judge_url), ("--judge-model", args.judge_model)):
+        if value is not None and not value.strip():
+            print(f"error: {flag}: a value is needed, got {value!r} (an unset shell variable?)",
+                  file=sys.stderr)
+            return 2
     try:
         config = _run_config(run_dir)
         settings = judge_settings_for(config, args)
         bench = run_benchmark(run_dir, config)
         prompts = run_prompt_set(config, bench)
     except (ConfigError, ValueError, BenchmarkError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:  # a corrupt line stops the command now, before an engine starts
+        from evaluator.judges.pool import read_judgements
+        from evaluator.run.results import iter_records
+
+        for _ in iter_records(run_dir):
+            pass
+        read_judgements(run_dir)
+    except ResultsCorrupt as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     # a benchmark judged by rule checks only needs no judge model: no engine, nothing to ask

@@ -37,6 +37,18 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"--success-threshold must be in [0, 1], got {args.success_threshold}",
               file=sys.stderr)
         return 2
+    if args.bootstrap < 1:
+        print(f"--bootstrap must be >= 1 (resamples of the confidence intervals), got "
+              f"{args.bootstrap}", file=sys.stderr)
+        return 2
+    if args.out is not None:
+        from evaluator.config_check import check_output_dir
+
+        try:
+            check_output_dir("--out", str(args.out))
+        except ValueError as exc:
+            print(f"report: {exc}", file=sys.stderr)
+            return 2
     try:
         runs = [load_run(d, success_threshold=args.success_threshold,
                          use_scoring=not args.no_scoring) for d in args.run_dirs]
@@ -44,7 +56,12 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"report: {exc}", file=sys.stderr)
         return 1
     report = build_report(runs, n_boot=args.bootstrap, seed=args.seed, backend=args.backend)
-    paths = write_report(report, args.out or args.run_dirs[0])
+    try:
+        paths = write_report(report, args.out or args.run_dirs[0])
+    except OSError as exc:
+        print(f"report: cannot write the report into {args.out or args.run_dirs[0]}: "
+              f"{exc.strerror or exc}", file=sys.stderr)
+        return 1
     print(report.terminal())
     print()
     for kind, path in paths.items():

@@ -28,6 +28,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", action="store_true",
                    help="judge episodes as they finish (overlaps rollouts)")
     p.add_argument("--report", action="store_true", help="write the report at the end")
+    p.add_argument("--check", action="store_true",
+                   help="validate the config, flags, data, prompts, protocol and tool sandbox "
+                   "settings as a run would, print what would run and exit (0 = all good, 2 = "
+                   "a problem, named); starts no engine and writes nothing")
     p.add_argument("--estimate", metavar="BENCH_JSON", type=Path,
                    help="an `agentsweep bench` result (RUN_DIR/bench.json): kept with the run, "
                    "the report compares its estimated wall time with the actual one")
@@ -92,7 +96,11 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
     for attr, key in simple:
         value = getattr(args, attr, None)
         if value is not None:
-            out.append((key, value, "--" + attr.replace("_", "-")))
+            flag = "--" + attr.replace("_", "-")
+            if isinstance(value, str) and not value.strip():
+                raise ConfigError(f"{flag} ({key}): a value is needed, got {value!r} (an unset "
+                                  "shell variable?)")
+            out.append((key, value, flag))
     if getattr(args, "plugin", None):
         out.append(("plugins", list(args.plugin), "--plugin"))
     if args.subset:
@@ -134,7 +142,7 @@ def run_command(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     request = RunRequest(config_path=args.config, overrides=overrides, resume=args.resume,
                          judge=args.judge, report=args.report, progress=args.progress,
-                         estimate=estimate)
+                         estimate=estimate, check=args.check)
     try:
         import uvloop
 
@@ -147,7 +155,7 @@ def run_command(args: argparse.Namespace) -> int:
         print(f"agentsweep run: {exc}", file=sys.stderr)
         return EXIT_USAGE
     print(result.summary)
-    if args.report and result.exit_code != 130:
+    if args.report and result.exit_code != 130 and not args.check:
         from evaluator.cli.report import run_report
 
         rargs = argparse.Namespace(run_dirs=[result.run_dir], out=None, success_threshold=None,
@@ -162,8 +170,12 @@ def read_estimate(path: Path) -> dict[str, Any]:
     """What a run keeps of a bench result: its sweep estimate, measured rate and source."""
     import msgspec
 
-    b = msgspec.json.decode(Path(path).read_bytes())
-    if not isinstance(b, dict) or "estimate" not in b:
-        raise ValueError(f"{path} is not an `agentsweep bench` result (no 'estimate')")
+    try:
+        b = msgspec.json.decode(Path(path).read_bytes())
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ValueError(f"{path}: not JSON: {exc}") from None
+    estimate = b.get("estimate") if isinstance(b, dict) else None
+    if not isinstance(estimate, dict):
+        raise ValueError(f"{path} is not an `agentsweep bench` result (no 'estimate')")  # noqa: TRY004
     return {"source": str(path), "bench_run": b.get("run_dir", ""),
             "episodes_per_min": b.get("episodes_per_min"), **b["estimate"]}

@@ -52,8 +52,24 @@ def run_view(args: argparse.Namespace) -> int:
     from evaluator.view.server import Viewer, open_runs
 
     for d in args.run_dirs:
-        if not d.is_dir():
-            print(f"view: {d}: not a run directory", file=sys.stderr)
+        if not d.is_dir() or not ((d / "episodes.jsonl").is_file()
+                                  or (d / "manifest.json").is_file()):
+            print(f"view: {d}: not a run directory (no episodes.jsonl or manifest.json)",
+                  file=sys.stderr)
+            return 2
+    if args.success_threshold is not None and not 0.0 <= args.success_threshold <= 1.0:
+        print(f"view: --success-threshold must be in [0, 1], got {args.success_threshold}",
+              file=sys.stderr)
+        return 2
+    if not 0 <= args.port <= 65535:
+        print(f"view: --port must be in 0..65535, got {args.port}", file=sys.stderr)
+        return 2
+    if args.export is not None:
+        from evaluator.view.export import export_problem
+
+        problem = export_problem(args.export, args.run_dirs)
+        if problem:
+            print(f"view: {problem}", file=sys.stderr)
             return 2
     t0 = time.monotonic()
     viewer = Viewer(open_runs(args.run_dirs, success_threshold=args.success_threshold,

@@ -29,8 +29,10 @@ from bench_data.types import Task
 from evaluator.records import EpisodeRecord, Judgement
 from evaluator.run.results import (
     EPISODES_FILE,
+    UNDECODABLE,
     ResultWriter,
     corrupt_line,
+    decode_line,
     iter_records,
     scan_lines,
 )
@@ -56,8 +58,8 @@ def read_judgements(run_dir: str | Path) -> list[Judgement]:
     out: list[Judgement] = []
     for n, line in scan_lines(path):
         try:
-            out.append(_decoder.decode(line))
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            out.append(decode_line(_decoder, line))
+        except UNDECODABLE as exc:
             raise corrupt_line(path, n, "judgement", exc) from None
     return out
 

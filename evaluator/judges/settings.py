@@ -122,8 +122,17 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
             raise ValueError(
                 f"judge.success_threshold must be in [0, 1], got {self.success_threshold}"
             )
-        if not self.abstain_tags:
-            raise ValueError("judge.abstain_tags: at least one tag is required")
+        from evaluator.config_check import check_base_url, check_headers, check_tags
+
+        check_tags("judge.abstain_tags", self.abstain_tags)
+        for i, ep in enumerate(self.endpoints):
+            check_base_url(f"judge.endpoints[{i}]: base_url", ep.base_url)
+            check_headers(f"judge.endpoints[{i}]: extra_headers", ep.extra_headers)
+        if not self.retry_temperature >= 0:
+            raise ValueError(f"judge.retry_temperature must be >= 0, got {self.retry_temperature}")
+        if self.meta_retry_temperature is not None and not self.meta_retry_temperature >= 0:
+            raise ValueError("judge.meta_retry_temperature must be >= 0, got "
+                             f"{self.meta_retry_temperature}")
 
     @property
     def judge_model(self) -> str:

@@ -23,6 +23,7 @@ import msgspec
 
 from backends.types import Usage
 from evaluator.records import EpisodeRecord, Judgement, UnitScore
+from evaluator.run.results import UNDECODABLE, decode_line
 
 
 class ReportInputError(ValueError):
@@ -69,11 +70,11 @@ def iter_jsonl(path: Path, type_: type) -> Iterator[tuple[int, Any]]:
         if not raw.strip():
             continue
         try:
-            yield lineno, decoder.decode(raw)
-        except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+            yield lineno, decode_line(decoder, raw)
+        except UNDECODABLE as exc:
             torn = lineno == len(lines) and not raw.endswith(b"\n")
-            if torn and isinstance(exc, msgspec.DecodeError) and not isinstance(
-                exc, msgspec.ValidationError
+            if torn and isinstance(exc, (msgspec.DecodeError, UnicodeDecodeError)) and not (
+                isinstance(exc, msgspec.ValidationError)
             ):
                 return
             raise ReportInputError(f"{path}:{lineno}: {exc}; `agentsweep repair {path.parent}` "
@@ -284,6 +285,9 @@ def load_run(
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         raise ReportInputError(f"{run_dir}: not a run directory")
+    if not (run_dir / "episodes.jsonl").is_file() and not (run_dir / "manifest.json").is_file():
+        raise ReportInputError(f"{run_dir}: not a run directory (no episodes.jsonl or "
+                               "manifest.json)")
     manifest = read_manifest(run_dir)
     _load_plugins(manifest)
     config = read_config(run_dir)

@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 
+from evaluator.run.results import UNDECODABLE
+
 MANIFEST_FILE = "manifest.json"
 CONFIG_FILE = "config.toml"
 
@@ -145,7 +147,7 @@ def read_manifest(run_dir: str | Path) -> Manifest:
         return msgspec.json.decode(path.read_bytes(), type=Manifest)
     except FileNotFoundError:
         raise FileNotFoundError(f"{path}: no manifest: is {run_dir} a run directory?") from None
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except UNDECODABLE as exc:
         raise ValueError(f"{path}: unreadable manifest: {exc}") from None
 
 

@@ -24,7 +24,13 @@ from pathlib import Path
 import msgspec
 
 from evaluator.records import EpisodeRecord, Judgement
-from evaluator.run.results import EPISODES_FILE, FAILURES_FILE, FailureRecord
+from evaluator.run.results import (
+    EPISODES_FILE,
+    FAILURES_FILE,
+    UNDECODABLE,
+    FailureRecord,
+    decode_line,
+)
 
 JUDGEMENTS_FILE = "judgements.jsonl"  # = evaluator.judges.pool.JUDGEMENTS_FILE
 QUARANTINE_FILE = "quarantine.jsonl"
@@ -85,8 +91,8 @@ def _bad_lines(data: bytes, decoder: msgspec.json.Decoder) -> tuple[list[bytes],
         if not line.strip():
             continue
         try:
-            decoder.decode(line)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            decode_line(decoder, line)
+        except UNDECODABLE as exc:
             bad.append((n, line, str(exc)))
             continue
         good.append(line + b"\n")

@@ -39,6 +39,19 @@ class FailureRecord(msgspec.Struct, omit_defaults=True):
     at: float = 0.0
 
 
+# what decoding one JSON line can raise: msgspec's errors, invalid UTF-8 inside a string (a
+# UnicodeDecodeError from msgspec), nesting deeper than the decoder recurses
+UNDECODABLE = (msgspec.DecodeError, msgspec.ValidationError, UnicodeDecodeError, RecursionError)
+
+
+def decode_line(decoder: msgspec.json.Decoder, line: bytes) -> Any:
+    """One JSON line, which must be UTF-8 as a whole: msgspec skips the names of fields it
+    does not know without checking them, so a line with a corrupt byte in a field name would
+    otherwise decode, silently missing that field (the issue-15 corpus found it)."""
+    line.decode("utf-8")  # UnicodeDecodeError names the position
+    return decoder.decode(line)
+
+
 class ResultsCorrupt(ValueError):
     """A line other than the last one of a results file cannot be decoded."""
 
@@ -85,8 +98,8 @@ def scan_lines(path: str | Path, *, repair: bool = False) -> Iterator[tuple[int,
 
 def _decode(decoder: msgspec.json.Decoder, path: Path, n: int, line: bytes) -> Any:
     try:
-        return decoder.decode(line)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        return decode_line(decoder, line)
+    except UNDECODABLE as exc:
         raise corrupt_line(path, n, "record", exc) from None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import inspect
 import re
 import signal
 import sys
@@ -25,6 +26,7 @@ import msgspec
 from bench_data.types import Task
 from evaluator.benchmarks.base import Benchmark, BenchmarkError, EnvironmentRequest
 from evaluator.config import ConfigError, RunConfig, load_config
+from evaluator.config_check import check_output_dir
 from evaluator.protocols.base import EpisodeContext, ProtocolSettings
 from evaluator.records import EpisodeRecord, UnitId
 from evaluator.run.domains import resolve_domains
@@ -76,6 +78,7 @@ class RunRequest:
     call_log: bool = False  # RUN_DIR/calls.jsonl: one entry per model call (agentsweep bench)
     estimate: dict[str, Any] | None = None  # a bench's estimate, kept as RUN_DIR/estimate.json
     server_factory: Any = None  # makes managed replicas (tests: a fake; default VLLMServer)
+    check: bool = False  # validate everything a run needs, then stop: no engine, no writes
 
 
 @dataclass
@@ -98,6 +101,12 @@ def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
         config, text = load_config(cfg_path, first + list(request.overrides))
         return config, text, run_dir, manifest
     config, text = load_config(request.config_path, list(request.overrides))
+    try:
+        check_output_dir("out", config.out)
+    except ValueError as exc:
+        origin = next((o for k, _, o in reversed(request.overrides) if k == "out"), None)
+        where = f"{origin} (out)" if origin else (request.config_path or "<defaults>")
+        raise SweepError(f"{where}: {exc}") from None
     stem = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(config.data.dataset).stem).lstrip("._-")
     name = config.name or (  # a safe name, as config.name must be (config_check.RUN_NAME)
         f"{stem[:150] or 'run'}-{time.strftime('%Y%m%d-%H%M%S', time.gmtime())}"
@@ -113,9 +122,24 @@ def _load_protocol(entry: str) -> Callable[[EpisodeContext], Any]:
     if not module or not fn:
         raise SweepError(f"protocol.entry {entry!r}: expected 'module:function'")
     try:
-        return getattr(importlib.import_module(module), fn)
+        found = getattr(importlib.import_module(module), fn)
     except (ImportError, AttributeError) as exc:
         raise SweepError(f"protocol.entry {entry!r}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - the module failed while it was imported
+        raise SweepError(f"protocol.entry {entry!r}: importing {module} failed: "
+                         f"{type(exc).__name__}: {exc}") from None
+    if not inspect.iscoroutinefunction(found):
+        raise SweepError(f"protocol.entry {entry!r}: not an async function (a protocol is "
+                         f"`async def fn(ctx: EpisodeContext) -> EpisodeRecord`), got "
+                         f"{type(found).__name__}")
+    try:
+        inspect.signature(found).bind(None)
+    except TypeError:
+        raise SweepError(f"protocol.entry {entry!r}: a protocol takes one argument, the "
+                         "EpisodeContext") from None
+    except ValueError:  # no signature to inspect (a builtin)
+        pass
+    return found
 
 
 def _tasks(config: RunConfig) -> tuple[Any, Benchmark, dict[str, Any]]:
@@ -154,8 +178,18 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             bench.environment.check(env_request)
     except BenchmarkError as exc:
         raise SweepError(str(exc)) from None
+    if request.check:
+        done = finished_keys(run_dir) if request.resume else set()
+        n = len(taskset.tasks) * config.trials
+        return SweepResult(run_dir, EXIT_OK, f"check: OK: {len(taskset.tasks)} tasks x "
+                           f"{config.trials} trials = {n} units ({len(done)} finished) of "
+                           f"{taskset.benchmark}; run directory {run_dir}; nothing started")
 
-    run_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise SweepError(f"out: cannot make the run directory {run_dir}: "
+                         f"{exc.strerror or exc}") from None
     done = finished_keys(run_dir, repair=True)
     units = make_units(config.name, taskset.tasks, config.trials, config.seed, skip=done)
     counters = Counters()

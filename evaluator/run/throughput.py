@@ -26,7 +26,7 @@ def read_segments(run_dir: str | Path) -> list[tuple[float, list[dict[str, Any]]
     for line in path.read_bytes().splitlines():
         try:
             row = msgspec.json.decode(line)
-        except msgspec.DecodeError:
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             continue  # a torn last line (killed mid-write)
         if "start" in row:
             out.append((float(row["start"]), []))

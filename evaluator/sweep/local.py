@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from evaluator.run.results import UNDECODABLE
 from evaluator.sweep.grid import Cell, Sweep, SweepError, expand, load_sweep
 
 SWEEP_FILE = "sweep.toml"
@@ -112,7 +113,7 @@ def read_state(directory: Path) -> SweepState:
         return msgspec.json.decode((directory / STATE_FILE).read_bytes(), type=SweepState)
     except FileNotFoundError:
         raise SweepError(f"{directory}: not a sweep directory (no {STATE_FILE})") from None
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+    except UNDECODABLE as exc:
         raise SweepError(f"{directory / STATE_FILE}: {exc}") from None
 
 

@@ -34,10 +34,41 @@ def _script_json(data: Any) -> bytes:
             .replace("\u2029".encode(), b"\\u2029"))
 
 
+def export_problem(out_dir: Path, run_dirs: list[Path] | tuple[Path, ...] = ()) -> str:
+    """Why `out_dir` cannot take an export ("" = it can): a file on its path, a run directory
+    being exported, or a `data/` that an earlier export did not write (it would be deleted:
+    `--export ../shared` must not remove the benchmark data)."""
+    out_dir = Path(out_dir)
+    for parent in (out_dir, *out_dir.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                return f"--export {out_dir}: {parent} is not a directory"
+            break
+    if out_dir.exists() and any(out_dir.resolve() == Path(d).resolve() for d in run_dirs):
+        return f"--export {out_dir}: is a run directory being exported; name another directory"
+    data = out_dir / "data"
+    if data.exists() and not _is_export(out_dir):
+        return (f"--export {out_dir}: holds a data/ that is not an agentsweep view export; "
+                "refusing to replace it (name an empty or new directory)")
+    return ""
+
+
+def _is_export(out_dir: Path) -> bool:
+    index = out_dir / "index.html"
+    try:
+        with open(index, "rb") as f:
+            return index.is_file() and b"<title>agentsweep view</title>" in f.read(4096)
+    except OSError:
+        return False
+
+
 def export_static(viewer: Viewer, out_dir: Path) -> Path:
     """Write the static viewer for all of `viewer`'s runs into `out_dir`; return index.html."""
     out_dir = Path(out_dir)
     data = out_dir / "data"
+    problem = export_problem(out_dir)
+    if problem:
+        raise ValueError(problem)
     if data.exists():
         shutil.rmtree(data)
     data.mkdir(parents=True)

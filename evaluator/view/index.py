@@ -30,6 +30,7 @@ import numpy as np
 
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, UnitId
+from evaluator.run.results import UNDECODABLE
 
 INDEX_DIR = ".view"
 INDEX_FILE = "index.npz"
@@ -193,7 +194,7 @@ class RunIndex:
                 continue
             try:
                 rows.append(row(off, line, decoder.decode(line)))
-            except (msgspec.DecodeError, msgspec.ValidationError):
+            except UNDECODABLE:
                 self.bad += 1
             if len(rows) >= 65536:
                 self._append(source, rows)
