@@ -78,11 +78,11 @@ def _tools_digest(tools: Any) -> bytes:
     if tools is None:
         return b""
     if isinstance(tools, msgspec.Raw):
-        return hashlib.blake2b(bytes(tools), digest_size=16).digest()
+        return hashlib.sha256(bytes(tools)).digest()
     hit = _tools_digests.get(id(tools))
     if hit is not None and hit[0] is tools:
         return hit[1]
-    digest = hashlib.blake2b(_encoder.encode(tools), digest_size=16).digest()
+    digest = hashlib.sha256(_encoder.encode(tools)).digest()
     if len(_tools_digests) < 256:
         _tools_digests[id(tools)] = (tools, digest)
     return digest
@@ -92,12 +92,13 @@ def request_hash(role: str, model: str, messages: Sequence[ChatMessage], *, tool
                  tool_choice: Any = None, response_format: Any = None,
                  sampling: Any = None) -> str:
     """What identifies a request for replay: everything that decides the answer (not the
-    session id, priority or headers)."""
-    h = hashlib.blake2b(digest_size=16)
+    session id, priority or headers). sha256: hardware-accelerated on current CPUs, about twice
+    as fast as blake2b on a long conversation."""
+    h = hashlib.sha256()
     h.update(_encoder.encode((role, model or "", tool_choice, response_format, sampling)))
     h.update(_tools_digest(tools))
     h.update(_encoder.encode(messages))
-    return h.hexdigest()
+    return h.hexdigest()[:32]
 
 
 def read_journal(path: str | Path, *, repair: bool = False) -> dict[str, list[JournalEntry]]:
