@@ -182,3 +182,77 @@ def test_the_run_says_so_and_drops_the_journal_when_done(runs):
     assert not (runs["killed"] / JOURNAL_FILE).exists()  # every unit is recorded
     assert not (runs["whole"] / JOURNAL_FILE).exists()
     assert (runs["killed"] / EPISODES_FILE).read_bytes().count(b"\n") == 1
+
+
+# -- in process: a unit that failed mid-episode, resumed with the same and changed settings --
+
+THREE = "tests.evaluator.run_fakes:three_call_episode"
+
+
+@pytest.fixture(scope="module")
+def text_stub():
+    from perf.stub_server import start_stub
+
+    with start_stub("--mode", "text") as s:
+        yield s
+
+
+def _in_process(stub, out: Path, name: str, *extra: tuple) -> object:
+    from evaluator.run.sweep import RunRequest
+
+    headers = {"X-Stub-Replies": "one||two||three||four"}
+    overrides = [("engine.url", stub.url, "--engine-url"), ("out", str(out), "--out"),
+                 ("name", name, "--name"), ("data.limit", 1, "--limit"),
+                 ("protocol.entry", THREE, "--set"), ("progress", "off", "--set"),
+                 ("agent.endpoint.extra_headers", headers, "--set"), *extra]
+    return RunRequest(overrides=overrides, sample_interval_s=0)
+
+
+async def test_a_failed_unit_resumes_from_its_journal(text_stub, tmp_path, monkeypatch):
+    from evaluator.run.sweep import RunRequest, run_sweep
+
+    stubs = {"agent": text_stub.url}
+    whole = await run_sweep(_in_process(text_stub, tmp_path, "whole"))
+    assert whole.exit_code == 0
+    monkeypatch.setenv("FAKE_CRASH_AFTER", "2")
+    c0 = _requests(stubs)
+    crashed = await run_sweep(_in_process(text_stub, tmp_path, "crashed"))
+    assert crashed.exit_code == 3  # every unit failed after two calls
+    run_dir = tmp_path / "crashed"
+    units = read_journal(run_dir / JOURNAL_FILE)
+    assert len(units) == 3 and {len(v) for v in units.values()} == {2}
+    monkeypatch.delenv("FAKE_CRASH_AFTER")
+    c1 = _requests(stubs)
+    resumed = await run_sweep(RunRequest(resume=str(run_dir), overrides=[("progress", "off", "x")],
+                                         sample_interval_s=0))
+    assert resumed.exit_code == 0
+    c2 = _requests(stubs)
+    assert _sent(c0, c1)["agent"] == 6 and _sent(c1, c2)["agent"] == 3  # one live call a unit
+    records = {r.unit.key: r for r in iter_records(run_dir)}
+    for rec in records.values():
+        assert rec.replay is not None
+        assert (rec.replay.calls, rec.replay.journaled, rec.replay.mismatch_at) == (2, 2, None)
+    ref = {r.unit.key: r for r in iter_records(tmp_path / "whole")}
+    assert {k: (r.messages, r.usage) for k, r in records.items()} == {
+        k: (r.messages, r.usage) for k, r in ref.items()}
+    assert not (run_dir / JOURNAL_FILE).exists()
+
+
+async def test_a_resume_whose_requests_differ_goes_live_and_says_so(text_stub, tmp_path,
+                                                                    monkeypatch):
+    from evaluator.run.sweep import RunRequest, run_sweep
+
+    stubs = {"agent": text_stub.url}
+    monkeypatch.setenv("FAKE_CRASH_AFTER", "2")
+    assert (await run_sweep(_in_process(text_stub, tmp_path, "c"))).exit_code == 3
+    monkeypatch.delenv("FAKE_CRASH_AFTER")
+    c0 = _requests(stubs)
+    # another max_tokens: every agent request differs from the journaled ones
+    resumed = await run_sweep(RunRequest(
+        resume=str(tmp_path / "c"), sample_interval_s=0,
+        overrides=[("progress", "off", "x"), ("agent.sampling.max_tokens", 77, "--set")]))
+    assert resumed.exit_code == 0
+    assert _sent(c0, _requests(stubs))["agent"] == 9  # all three calls of each unit live
+    for rec in iter_records(tmp_path / "c"):
+        assert rec.replay is not None
+        assert (rec.replay.calls, rec.replay.journaled, rec.replay.mismatch_at) == (0, 2, 0)
