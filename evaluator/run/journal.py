@@ -4,7 +4,7 @@ resumed run replays it instead of asking the model again.
 One append-only file per run, `RUN_DIR/journal.jsonl`, written by one `ResultWriter` (no file
 per unit). Each line is one model response of one unit, as it arrived:
 
-    {"u": "travelbench/multi_turn/t1#0", "i": 3, "r": "user", "h": "<request hash>",
+    {"u": "bench/subset/task_1#0", "i": 3, "r": "user", "h": "<request hash>",
      "resp": {...ChatResponse...}}
 
 `u` the unit key, `i` the call index within the unit's attempt, `r` the role (agent, user,
