@@ -289,7 +289,10 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     concurrency: episodes in flight at most.
     shutdown_grace_s: on Ctrl-C, how long in-flight episodes may take to finish before they
         are cancelled (cancelled ones are not recorded and rerun on resume).
-    fsync: fsync the episodes file after each written batch.
+    fsync: fsync the episodes file after each written batch (the response journal: at most
+        once a second).
+    journal: journal every model response of the episodes (RUN_DIR/journal.jsonl), so that
+        `--resume` replays an unfinished episode's calls instead of asking the models again.
     progress: "auto" (a live line when stderr is a TTY), "plain" (a line every few seconds),
         "off".
     data, engine, agent, user, tool_simulator, judge, protocol, sandbox, admission, retry: the
@@ -306,6 +309,7 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     concurrency: int = 64
     shutdown_grace_s: NonNegative = 30.0
     fsync: bool = True
+    journal: bool = True
     progress: Literal["auto", "plain", "off"] = "auto"
     data: DataConfig = msgspec.field(default_factory=DataConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)

@@ -40,6 +40,21 @@ class ToolCallRecord(msgspec.Struct, omit_defaults=True):
     step: int = 0                   # index of the agent call that issued it
 
 
+class ReplayInfo(msgspec.Struct, omit_defaults=True):
+    """How a resumed episode used the run's response journal (evaluator/run/journal.py).
+
+    `journaled`: the unit's responses found in the journal; `calls`: how many of them answered
+    a request again (`by_role`: per role) instead of the model; `mismatch_at`: set when a
+    request differed from the journaled one: the journal entry from which the episode went on
+    with live calls.
+    """
+
+    calls: int = 0
+    journaled: int = 0
+    by_role: dict[str, int] = msgspec.field(default_factory=dict)
+    mismatch_at: int | None = None
+
+
 class EpisodeRecord(msgspec.Struct, omit_defaults=True):
     """A finished episode (trajectory) with everything needed to judge and report it.
 
@@ -49,6 +64,7 @@ class EpisodeRecord(msgspec.Struct, omit_defaults=True):
     "agent_error", or a reason of the benchmark's protocol (TravelBench: "user_finished",
     "max_turns", its tag reason). `usage` maps role -> summed Usage.
     `timings` maps stage -> seconds (agent, user, tool, queue, total).
+    `replay`: set by the run when a resumed unit had journaled responses (None otherwise).
     """
 
     unit: UnitId
@@ -68,6 +84,7 @@ class EpisodeRecord(msgspec.Struct, omit_defaults=True):
     finished_at: float = 0.0
     infra_retries: int = 0
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
+    replay: ReplayInfo | None = None
 
     @property
     def n_tool_calls(self) -> int:

@@ -34,7 +34,7 @@ the same seed always gets the same answer, so runs against the stub are reproduc
   X-Stub-Sleep: S                             sleep S seconds before answering
 Endpoints: POST /v1/chat/completions, GET /v1/models, GET /metrics (fake vLLM gauges),
 GET /health, GET /stub/requests (last recorded requests, with --record), GET /stub/counters
-(faults injected so far: {"garbled": N}).
+(faults injected and chat-completion requests received so far: {"garbled": N, "requests": M}).
 --no-models / --no-metrics answer 404 there (a proxy or hosted endpoint). The engine flags
 (--kv-tokens, --max-running, --prefill-us, --decode-ms, --completion-tokens, --slowdown) turn
 on a simulated engine (perf.stub_engine): prefix cache, KV capacity, preemptions, timing; its
@@ -200,6 +200,7 @@ class StubState:
         self.drops: dict[str, int] = collections.defaultdict(int)
         self.garbles: dict[bytes, int] = collections.defaultdict(int)
         self.garbled = 0  # garbled answers sent
+        self.requests = 0  # chat-completion requests received
         self.recorded: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
         self.tool_bodies: dict[tuple[str, int], bytes] = {}
         self.in_flight = 0
@@ -227,6 +228,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
     cfg = state.cfg
     h = request.headers
     raw = await request.read()
+    state.requests += 1
     if cfg.record:
         state.recorded.append({"headers": dict(h), "body": raw.decode("utf-8", "replace")})
     if (
@@ -341,9 +343,10 @@ async def health(request: web.Request) -> web.Response:
 
 
 async def counters(request: web.Request) -> web.Response:
-    """The stub's fault counters, so a fault test can show its faults happened."""
+    """The stub's counters: faults injected, so a fault test can show its faults happened, and
+    chat-completion requests received, so a test can show which calls reached the server."""
     state: StubState = request.app["state"]
-    return _json(_ENC.encode({"garbled": state.garbled}))
+    return _json(_ENC.encode({"garbled": state.garbled, "requests": state.requests}))
 
 
 async def recorded(request: web.Request) -> web.Response:

@@ -56,7 +56,8 @@ class EndEntry(msgspec.Struct, omit_defaults=True):
     """How one start of the run ended: its wall time, episodes, each router's state
     (`Router.snapshot()`: counters, per-replica requests, restarts, notes), the episode
     attempts retried after infrastructure errors, and of those the ones, and the request
-    attempts the clients retried, for want of a file descriptor (EMFILE / ENFILE)."""
+    attempts the clients retried, for want of a file descriptor (EMFILE / ENFILE), and the
+    model calls answered from the response journal (evaluator/run/journal.py)."""
 
     at: float
     wall_s: float
@@ -66,6 +67,7 @@ class EndEntry(msgspec.Struct, omit_defaults=True):
     infra_retries: int = 0
     fd_episode_retries: int = 0
     fd_request_retries: int = 0
+    replayed_calls: int = 0
 
 
 class Manifest(msgspec.Struct, omit_defaults=True):
@@ -188,7 +190,7 @@ def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[st
 
 def record_end(run_dir: Path, wall_s: float, episodes: int, interrupted: bool,
                routers: dict[str, Any], infra_retries: int = 0, fd_episode_retries: int = 0,
-               fd_request_retries: int = 0) -> None:
+               fd_request_retries: int = 0, replayed_calls: int = 0) -> None:
     """Append this start's end (routers: name -> Router) to the manifest, if it was written."""
     if not (Path(run_dir) / MANIFEST_FILE).exists():
         return
@@ -197,5 +199,5 @@ def record_end(run_dir: Path, wall_s: float, episodes: int, interrupted: bool,
                            interrupted=interrupted,
                            routers={k: r.snapshot() for k, r in routers.items()},
                            infra_retries=infra_retries, fd_episode_retries=fd_episode_retries,
-                           fd_request_retries=fd_request_retries))
+                           fd_request_retries=fd_request_retries, replayed_calls=replayed_calls))
     write_manifest(run_dir, m)

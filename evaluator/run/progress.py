@@ -36,6 +36,7 @@ class Counters:
         "infra_retries",
         "prefix_hit_rate",
         "prompt_tokens",
+        "replayed_calls",
         "started",
         "tool_calls",
         "tool_errors",
@@ -65,6 +66,7 @@ class Counters:
         self.tool_simulated = 0
         self.tool_errors = 0
         self.prefix_hit_rate: float | None = None  # from the server's /metrics, when known
+        self.replayed_calls = 0  # model calls answered from the run's journal (resume)
 
     def add_usage(self, usage: Usage) -> None:
         self.calls += 1
@@ -218,6 +220,9 @@ class Summary:
                   if counters.fd_retries else "")
             lines.append(f"  infrastructure retries: {counters.infra_retries} episode attempts "
                          f"restarted{fd}")
+        if counters.replayed_calls:
+            lines.append(f"  replayed from the journal: {counters.replayed_calls} model calls "
+                         "(answered as before the interruption, not sent again)")
         lines.append("  subsets: " + _fmt(self.subsets))
         lines.append("  terminations: " + _fmt(self.terminations))
         n_tools = sum(self.tool_sources.values())

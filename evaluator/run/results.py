@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,9 +127,13 @@ def iter_failures(run_dir: str | Path) -> Iterator[FailureRecord]:
 class ResultWriter:
     """The single writer of one JSON-lines file. Start with `start()`, finish with `close()`."""
 
-    def __init__(self, path: str | Path, *, fsync: bool = True, repair: bool = True) -> None:
+    def __init__(self, path: str | Path, *, fsync: bool = True, repair: bool = True,
+                 fsync_every_s: float = 0.0) -> None:
         self.path = Path(path)
         self.fsync = fsync
+        self.fsync_every_s = fsync_every_s  # > 0: fsync at most this often (and at close)
+        self._synced_at = 0.0
+        self._unsynced = False
         self.written = 0
         self.batches = 0
         self._pending: list[bytes] = []
@@ -155,13 +160,27 @@ class ResultWriter:
         self._pending.append(_encoder.encode(record) + b"\n")
         self._wake.set()
 
+    def put_line(self, line: bytes) -> None:
+        """Queue one encoded line, ending in a newline (no I/O here)."""
+        if self._error is not None:
+            raise RuntimeError(f"result writer for {self.path} failed: {self._error}")
+        self._pending.append(line)
+        self._wake.set()
+
     async def _run(self) -> None:
         try:
             while True:
                 if not self._pending:
                     if self._closing:
                         return
-                    await self._wake.wait()
+                    if self._unsynced:  # fsync_every_s: the last batch is fsynced when idle
+                        try:
+                            await asyncio.wait_for(self._wake.wait(), self.fsync_every_s)
+                        except TimeoutError:
+                            await asyncio.to_thread(self._sync)
+                            continue
+                    else:
+                        await self._wake.wait()
                     self._wake.clear()
                     continue
                 batch, self._pending = self._pending, []
@@ -179,7 +198,20 @@ class ResultWriter:
             n = fh.write(view)
             view = view[n:]
         if self.fsync:
+            if self.fsync_every_s > 0:
+                now = time.monotonic()
+                if now - self._synced_at < self.fsync_every_s:
+                    self._unsynced = True
+                    return
+                self._synced_at = now
             os.fsync(fh.fileno())
+            self._unsynced = False
+
+    def _sync(self) -> None:
+        if self._fh is not None and self._unsynced:
+            self._unsynced = False
+            os.fsync(self._fh.fileno())
+            self._synced_at = time.monotonic()
 
     async def flush(self) -> None:
         """Wait until everything queued so far is on disk."""
@@ -199,5 +231,7 @@ class ResultWriter:
             finally:
                 self._task = None
         if self._fh is not None:
+            if self._unsynced:
+                os.fsync(self._fh.fileno())
             self._fh.close()
             self._fh = None

@@ -4,6 +4,13 @@
 time). `ModelRole` implements `evaluator.protocols.base.RoleClient` for one role of one episode;
 `AdmittedChat` gives the tool simulator (which calls `.chat(...)` itself) the same admission.
 Both are light objects with `__slots__`: thousands exist at once.
+
+With the run's response journal (evaluator/run/journal.py) every answer is journaled as it
+arrives, and a resumed unit's requests that match its journal are answered from it: no
+admission, no request, no usage counted again (the record's usage still sums them).
+`ModelRole` finds the episode's journal on its ticket, the tool simulator's shared
+`AdmittedChat(journal=True)` in `journal.CURRENT` (set around the protocol); judges never
+journal.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import msgspec
 from backends.client import ChatClient
 from backends.types import ChatMessage, ChatResponse, SamplingParams
 from evaluator.run.admission import CONTINUING, NEW, AdmissionController
+from evaluator.run.journal import CURRENT, UnitJournal, request_hash
 from evaluator.run.progress import Counters
 from evaluator.run.telemetry import RoleStats
 
@@ -23,10 +31,11 @@ from evaluator.run.telemetry import RoleStats
 class EpisodeTicket:
     """Shared by the roles of one episode: first call or continuing, age, queue time."""
 
-    __slots__ = ("calls", "order", "queue_s", "role_queue_s", "session_id")
+    __slots__ = ("calls", "journal", "order", "queue_s", "role_queue_s", "session_id")
 
     def __init__(self, order: int, session_id: str) -> None:
         self.order = order  # lower = admitted earlier (older episode)
+        self.journal: UnitJournal | None = None  # this attempt's response journal, if any
         self.calls = 0
         self.queue_s = 0.0
         self.role_queue_s: dict[str, float] | None = None  # the same split by role
@@ -99,6 +108,16 @@ class ModelRole:
     ) -> ChatResponse:
         ep = self._ep
         ticket = self._ticket
+        journal = ticket.journal
+        if journal is not None:
+            request = request_hash(self.role, ep.model, messages, tools=tools,
+                                   tool_choice=tool_choice, response_format=response_format,
+                                   sampling=self._sampling)
+            replayed = journal.replay(self.role, request)
+            if replayed is not None:
+                ticket.calls += 1
+                ep.counters.replayed_calls += 1
+                return replayed
         klass = CONTINUING if ticket.calls else NEW
         ticket.calls += 1
         admission = ep.admission
@@ -132,6 +151,8 @@ class ModelRole:
         seconds = time.perf_counter() - t1
         if ep.routed:  # the router's admission wait and failovers: time outside the answer
             ticket.waited(self.role, max(0.0, seconds - response.latency_s))
+        if journal is not None:
+            journal.record(self.role, request, response)
         counters.add_usage(response.usage)
         stats.answered(response.usage, seconds, ticket.order, messages)
         return response
@@ -140,16 +161,28 @@ class ModelRole:
 class AdmittedChat:
     """A ChatClient look-alike (`.chat`) whose calls go through admission (tool simulator)."""
 
-    __slots__ = ("_ep", "_klass", "_order")
+    __slots__ = ("_ep", "_journal", "_klass", "_order")
 
-    def __init__(self, ep: RoleEndpoint, *, klass: int = CONTINUING, order: int = 0) -> None:
+    def __init__(self, ep: RoleEndpoint, *, klass: int = CONTINUING, order: int = 0,
+                 journal: bool = False) -> None:
         self._ep = ep
         self._klass = klass
         self._order = order
+        self._journal = journal  # journal the calls of the episode running (journal.CURRENT)
 
     async def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
         ep = self._ep
         kwargs.setdefault("model", ep.model)
+        journal = CURRENT.get() if self._journal else None
+        if journal is not None:
+            request = request_hash(ep.role, kwargs["model"], messages, tools=kwargs.get("tools"),
+                                   tool_choice=kwargs.get("tool_choice"),
+                                   response_format=kwargs.get("response_format"),
+                                   sampling=kwargs.get("sampling"))
+            replayed = journal.replay(ep.role, request)
+            if replayed is not None:
+                ep.counters.replayed_calls += 1
+                return replayed
         if ep.routed:  # the router's own admission: same class and age as here
             kwargs.setdefault("new_episode", self._klass == NEW)
             kwargs.setdefault("order", self._order)
@@ -164,6 +197,8 @@ class AdmittedChat:
             ep.counters.calls_in_flight -= 1
             stats.in_flight -= 1
             ep.admission.release()
+        if journal is not None:
+            journal.record(ep.role, request, response)
         ep.counters.add_usage(response.usage)
         stats.answered(response.usage, time.perf_counter() - t0, None, messages)
         return response

@@ -30,6 +30,7 @@ from evaluator.config_check import check_output_dir
 from evaluator.protocols.base import EpisodeContext, ProtocolSettings
 from evaluator.records import EpisodeRecord, UnitId
 from evaluator.run.domains import resolve_domains
+from evaluator.run.journal import CURRENT, open_journal
 from evaluator.run.judging_hook import start_judging
 from evaluator.run.manifest import (
     CONFIG_FILE,
@@ -216,8 +217,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                                           rc.endpoint.base_url == "embedded", rc)
         sim = roles["tool_simulator"]
         if bench.environment is not None:
-            res.environment = await bench.environment.open(env_request, AdmittedChat(sim),
-                                                           sim.model)
+            res.environment = await bench.environment.open(
+                env_request, AdmittedChat(sim, journal=config.journal), sim.model)
         environment = res.environment or _NoTools()
         record_start(run_dir, config, text, request.overrides, manifest, taskset, infos,
                      len(done), environment, _prompt_info(prompt_set), domains)
@@ -237,13 +238,27 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         )
         agent_ep, user_ep = roles["agent"], roles["user"]
 
+        journal = (open_journal(run_dir, {wu.unit.key for wu in units}, fsync=config.fsync)
+                   if config.journal else None)
+        if journal is not None and journal.describe():
+            print(journal.describe(), file=sys.stderr)
+
         async def episode(unit: UnitId, task: Task, ticket: EpisodeTicket) -> EpisodeRecord:
             ctx = EpisodeContext(
                 unit=unit, task=task, agent=agent_ep.for_episode(ticket, unit.seed),
                 sandbox=environment.episode(task), user=user_ep.for_episode(ticket, unit.seed),
                 settings=psettings, session_id=ticket.session_id,
             )
-            return await protocols[task.subset](ctx)
+            if journal is None:
+                return await protocols[task.subset](ctx)
+            unit_journal = ticket.journal = journal.for_unit(unit.key)
+            token = CURRENT.set(unit_journal)
+            try:
+                record = await protocols[task.subset](ctx)
+            finally:
+                CURRENT.reset(token)
+            record.replay = unit_journal.info()
+            return record
 
         writer = ResultWriter(run_dir / EPISODES_FILE, fsync=config.fsync).start()
         failures = ResultWriter(run_dir / FAILURES_FILE, fsync=config.fsync).start()
@@ -282,12 +297,14 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                 loop.remove_signal_handler(sig)
             await writer.close()
             await failures.close()
+            if journal is not None:  # every unit recorded: its responses are not needed
+                await journal.close(all_done=sched.outcome.finished == len(units))
         if judge is not None and not outcome.interrupted:
             print("judging the remaining episodes ...", file=sys.stderr)
             judged = await judge.finish()
         record_end(run_dir, time.monotonic() - started, outcome.finished, outcome.interrupted,
                    res.named_routers(), counters.infra_retries, counters.fd_retries,
-                   res.fd_exhausted())
+                   res.fd_exhausted(), replayed_calls=counters.replayed_calls)
     finally:
         await res.aclose()
         if request.call_log:

@@ -28,3 +28,28 @@ async def one_call_episode(ctx: EpisodeContext) -> EpisodeRecord:
         messages=messages, final_answer=response.message.content or "", n_agent_calls=1,
         usage={"agent": response.usage}, started_at=started, finished_at=time.time(),
     )
+
+
+async def three_call_episode(ctx: EpisodeContext) -> EpisodeRecord:
+    """Three agent calls, each on the conversation so far. With FAKE_CRASH_AFTER=N in the
+    environment the episode raises after N calls (a bug: the unit goes to failures.jsonl)."""
+    started = time.time()
+    messages = [ChatMessage(role="system", content="test"),
+                ChatMessage(role="user", content=ctx.task.key)]
+    crash_after = int(os.environ.get("FAKE_CRASH_AFTER", "0"))
+    usage = None
+    for n in range(3):
+        if crash_after and n == crash_after:
+            raise RuntimeError(f"crash after {n} calls")
+        response = await ctx.agent.complete(messages)
+        messages += [response.message, ChatMessage(role="user", content=f"and then? {n}")]
+        if usage is None:
+            usage = response.usage
+        else:
+            usage.add(response.usage)
+    task = ctx.task
+    return EpisodeRecord(
+        unit=ctx.unit, benchmark=task.benchmark, subset=task.subset, task_id=task.task_id,
+        messages=messages, final_answer=messages[-2].content or "", n_agent_calls=3,
+        usage={"agent": usage} if usage else {}, started_at=started, finished_at=time.time(),
+    )
