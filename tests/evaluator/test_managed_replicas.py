@@ -34,6 +34,7 @@ class FakeServer:
         self.starts = 0
         self.attached = False
         self.device = kw["device"]
+        self.seeds_safe = True
         self.model = "stub-model"
         FakeServer.made.append(self)
 

