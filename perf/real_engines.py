@@ -46,6 +46,10 @@ def add_real_engine_args(p: argparse.ArgumentParser, *, replicas: int) -> None:
     g.add_argument("--max-num-seqs", type=int, default=None, help="with --embedded")
     g.add_argument("--max-model-len", type=int, default=4096, help="with --embedded")
     g.add_argument("--log-dir", default=None, help="with --embedded: engine logs (default: tmp)")
+    g.add_argument("--engine-arg", action="append", default=[], metavar="ARG",
+                   help="with --embedded: one more vLLM argument (repeatable), e.g. "
+                        "--engine-arg=--enforce-eager (no compilation: starts in a fraction "
+                        "of the time on CPU, runs slower)")
 
 
 def base_url(url: str) -> str:
@@ -64,7 +68,7 @@ def engine_extra_args(a: argparse.Namespace) -> list[str]:
         extra += ["--num-gpu-blocks-override", str(a.num_blocks)]
     if a.max_num_seqs:
         extra += ["--max-num-seqs", str(a.max_num_seqs)]
-    return extra
+    return extra + list(a.engine_arg)
 
 
 @contextlib.asynccontextmanager

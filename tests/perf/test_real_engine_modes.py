@@ -122,3 +122,6 @@ def test_helpers():
     assert base_url("http://h:1/v1/") == "http://h:1/v1"
     a = saturation.build_parser().parse_args(["--embedded", "1"])
     assert engine_extra_args(a) == []
+    a = routing.build_parser().parse_args(["--embedded", "2", "--engine-arg=--enforce-eager",
+                                           "--max-num-seqs", "8"])
+    assert engine_extra_args(a) == ["--max-num-seqs", "8", "--enforce-eager"]
