@@ -20,6 +20,14 @@ three times slower (--slowdown 3). Printed per run:
   gen tok/s    completion tokens / sweep wall time;  prompt tok/s: prompt tokens / wall time.
   sweep s      wall time of the whole sweep.
 These are measurements on a loaded shared machine, not tests; repeat for noise.
+
+Real engines (`perf.real_engines`): `--engine-urls URL1,URL2` (running servers) or
+`--embedded 2` (two embedded vLLM servers started here, cores split between them) run the
+equal-replicas comparison on real prefix caches (hits and queries from vLLM's /metrics),
+emptied (POST /reset_prefix_cache) before every sweep; the workload defaults to a small one
+(8 tasks x 4 trials x 3 turns, 16 in flight, prompts of a few hundred tokens, 24 generated
+tokens per answer). The "one replica 3x slower" variant stays on the stub: CPU replicas on a
+shared 2-core machine cannot be throttled to a fixed ratio.
 """
 
 from __future__ import annotations
@@ -38,9 +46,15 @@ from backends.router import Router, RouterSettings
 from backends.router_admission import AdmissionSettings
 from backends.types import ChatMessage, SamplingParams
 from backends.vllm_metrics import VLLMMetrics, parse_vllm_metrics
+from perf.real_engines import (
+    add_real_engine_args,
+    cache_note,
+    engines,
+    real_mode,
+    reset_prefix_caches,
+)
 from perf.stub_server import StubProcess, start_stub
 
-SAMPLING = SamplingParams(temperature=0.0, max_tokens=16)
 WORDS = ("flight", "hotel", "price", "date", "city", "check", "booking", "room", "seat", "train",
          "budget", "guest", "night", "airport", "transfer", "museum", "dinner", "refund",
          "policy", "luggage")
@@ -65,6 +79,15 @@ class Workload(msgspec.Struct, frozen=True):
     system_chars: int = 6000
     task_chars: int = 2000
     tool_chars: int = 800
+    max_tokens: int = 16  # the stub answers --completion-tokens whatever this says
+
+    @property
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(temperature=0.0, max_tokens=self.max_tokens)
+
+
+REAL_WORKLOAD = Workload(tasks=8, trials=4, turns=3, episodes=16, system_chars=1600,
+                         task_chars=600, tool_chars=300, max_tokens=24)
 
 
 class SweepResult(msgspec.Struct):
@@ -94,10 +117,10 @@ async def episode(router: Router, w: Workload, task: int, trial: int, totals: li
     msgs = [ChatMessage(role="system", content=text("system", w.system_chars)),
             ChatMessage(role="user", content=text(f"task{task}", w.task_chars))]
     for turn in range(w.turns):
-        resp = await router.chat(msgs, session_id=sid, sampling=SAMPLING)
+        resp = await router.chat(msgs, session_id=sid, sampling=w.sampling)
         totals[0] += resp.usage.prompt_tokens
         totals[1] += resp.usage.completion_tokens
-        msgs.append(ChatMessage(role="assistant", content=resp.message.content))
+        msgs.append(ChatMessage(role="assistant", content=resp.message.content or ""))
         msgs.append(ChatMessage(role="user",
                                 content=text(f"tool{task}.{trial}.{turn}", w.tool_chars)))
         if w.think_s:
@@ -121,8 +144,10 @@ def affinity(placements: Sequence[tuple[str | None, int]]) -> float | None:
     return same / total if total else None
 
 
-async def sweep(label: str, urls: list[str], w: Workload, settings: RouterSettings) -> SweepResult:
-    async with Router(urls, model="stub-model", settings=settings) as router:
+async def sweep(label: str, urls: list[str], w: Workload, settings: RouterSettings,
+                model: str | None = "stub-model") -> SweepResult:
+    """One sweep through a Router over `urls` (model None: the servers' first model)."""
+    async with Router(urls, model=model, settings=settings) as router:
         router.placements = []
         before = await scrape_all(router)
         units = [(t, k) for t in range(w.tasks) for k in range(w.trials)]
@@ -207,10 +232,64 @@ def ratio_line(what: str, a: SweepResult, b: SweepResult) -> str:
             f"gen tok/s {a.gen_tps / b.gen_tps:.2f}x")
 
 
-async def amain(a: argparse.Namespace) -> None:
-    w = Workload(tasks=a.tasks, trials=a.trials, turns=a.turns, episodes=a.episodes)
+POLICIES = ("sticky_least_loaded", "round_robin", "hash")
+
+
+async def real_scenario(urls: list[str], w: Workload, repeat: int) -> dict[str, SweepResult]:
+    """The policies on the same running engines, each sweep from an emptied prefix cache."""
+    out: dict[str, SweepResult] = {}
+    resets: list[bool] = []
+    for policy in POLICIES:
+        s = RouterSettings(policy=policy, admission=AdmissionSettings(initial_cap=64))
+        runs = []
+        for _ in range(repeat):
+            resets += await reset_prefix_caches(urls)
+            runs.append(await sweep(f"real equal replicas: {policy}", urls, w, s, model=None))
+        out[policy] = median_run(runs)
+    note = cache_note(resets)
+    if note:
+        print(note)
+    return out
+
+
+def workload(a: argparse.Namespace) -> Workload:
+    base = REAL_WORKLOAD if real_mode(a) else Workload()
     if a.quick:
-        w = msgspec.structs.replace(w, tasks=8, turns=4, episodes=16)
+        base = msgspec.structs.replace(base, tasks=8, turns=4, episodes=16)
+    given = {k: v for k, v in (("tasks", a.tasks), ("trials", a.trials), ("turns", a.turns),
+                               ("episodes", a.episodes), ("max_tokens", a.max_tokens))
+             if v is not None}
+    return msgspec.structs.replace(base, **given)
+
+
+async def amain_real(a: argparse.Namespace, factory=None) -> dict[str, SweepResult]:
+    w = workload(a)
+    print(f"workload: {w.tasks} tasks x {w.trials} trials x {w.turns} turns, {w.episodes} "
+          f"episodes in flight, prompts ~{w.system_chars // 4}+{w.task_chars // 4}"
+          f"+{w.tool_chars // 4} tokens/turn (chars/4), max_tokens {w.max_tokens}; 2 real "
+          f"replicas; median of {a.repeat}", flush=True)
+    async with engines(a, factory) as urls:
+        if len(urls) != 2:
+            raise SystemExit(f"--engine-urls: two replicas, got {len(urls)}")
+        print(f"replicas: {urls}", flush=True)
+        res = await real_scenario(urls, w, a.repeat)
+    print(table(list(res.values())))
+    s, rr, h = res["sticky_least_loaded"], res["round_robin"], res["hash"]
+    print(ratio_line("real, sticky least-loaded vs round-robin", s, rr))
+    print(ratio_line("real, sticky least-loaded vs hash-of-task", s, h))
+    hit = {k: f"{v.prefix_hit:.1%}" if v.prefix_hit is not None else "-" for k, v in res.items()}
+    print(f"hit rates: sticky {hit['sticky_least_loaded']}, round-robin {hit['round_robin']}, "
+          f"hash {hit['hash']}")
+    print("one replica 3x slower: stub only (python -m perf.routing without --engine-urls); "
+          "CPU replicas sharing 2 cores cannot be throttled to a fixed ratio")
+    return res
+
+
+async def amain(a: argparse.Namespace) -> None:
+    if real_mode(a):
+        await amain_real(a)
+        return
+    w = workload(a)
     print(f"workload: {w.tasks} tasks x {w.trials} trials x {w.turns} turns, {w.episodes} "
           f"episodes in flight, 2 replicas x {a.kv_tokens} KV tokens, 8 batch slots each; "
           f"median of {a.repeat}")
@@ -228,15 +307,22 @@ async def amain(a: argparse.Namespace) -> None:
           f"round-robin {slow['round_robin'].prefix_hit:.1%}")
 
 
-def main(argv: list[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m perf.routing", description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true")
-    p.add_argument("--tasks", type=int, default=24)
-    p.add_argument("--trials", type=int, default=4)
-    p.add_argument("--turns", type=int, default=6)
-    p.add_argument("--episodes", type=int, default=32)
-    p.add_argument("--kv-tokens", type=int, default=30000)
+    p.add_argument("--tasks", type=int, default=None, help="24 (real engines: 8)")
+    p.add_argument("--trials", type=int, default=None, help="4")
+    p.add_argument("--turns", type=int, default=None, help="6 (real engines: 3)")
+    p.add_argument("--episodes", type=int, default=None, help="in flight: 32 (real: 16)")
+    p.add_argument("--max-tokens", type=int, default=None, help="real engines: 24")
+    p.add_argument("--kv-tokens", type=int, default=30000, help="stub replicas")
     p.add_argument("--repeat", type=int, default=1)
+    add_real_engine_args(p, replicas=2)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = build_parser()
     a = p.parse_args(argv)
     asyncio.run(amain(a))
     return 0

@@ -229,6 +229,14 @@ class SimEngine:
             self.lru[h] = None
             self.in_use -= b[0]
 
+    def reset_prefix_cache(self) -> bool:
+        """vLLM's POST /reset_prefix_cache: drop the cached blocks no running request uses
+        (vLLM refuses while requests run; here those blocks just stay)."""
+        while self.lru:
+            h, _ = self.lru.popitem(last=False)
+            self.stored -= self.blocks.pop(h)[0]
+        return True
+
     # -- /metrics ------------------------------------------------------------------------
     def metrics_text(self, model: str) -> str:
         cap = self.cfg.kv_tokens

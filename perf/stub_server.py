@@ -33,7 +33,8 @@ the same seed always gets the same answer, so runs against the stub are reproduc
   X-Stub-Status: C                            always answer status C with an error body
   X-Stub-Sleep: S                             sleep S seconds before answering
 Endpoints: POST /v1/chat/completions, GET /v1/models, GET /metrics (fake vLLM gauges),
-GET /health, GET /stub/requests (last recorded requests, with --record), GET /stub/counters
+GET /health, POST /reset_prefix_cache (vLLM's dev endpoint: empties the simulated engine's
+prefix cache), GET /stub/requests (last recorded requests, with --record), GET /stub/counters
 (faults injected and chat-completion requests received so far: {"garbled": N, "requests": M}).
 --no-models / --no-metrics answer 404 there (a proxy or hosted endpoint). The engine flags
 (--kv-tokens, --max-running, --prefill-us, --decode-ms, --completion-tokens, --slowdown) turn
@@ -338,6 +339,12 @@ async def metrics(request: web.Request) -> web.Response:
     return web.Response(text=text, content_type="text/plain")
 
 
+async def reset_prefix_cache(request: web.Request) -> web.Response:
+    engine = request.app["state"].engine
+    ok = engine.reset_prefix_cache() if engine is not None else True
+    return _json(_ENC.encode({"success": ok}))
+
+
 async def health(request: web.Request) -> web.Response:
     return web.Response(body=b"")
 
@@ -361,6 +368,7 @@ def make_app(cfg: StubConfig, engine: SimEngine | None = None) -> web.Applicatio
     app.router.add_get("/v1/models", models)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/health", health)
+    app.router.add_post("/reset_prefix_cache", reset_prefix_cache)
     app.router.add_get("/stub/requests", recorded)
     app.router.add_get("/stub/counters", counters)
     return app
