@@ -27,9 +27,10 @@ import statistics
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from perf.stub_process import stub_counters
 
 REPO = Path(__file__).resolve().parents[1]
 AGENT = {
@@ -129,12 +130,7 @@ def per_call(quick: bool) -> None:
 
 def _requests(stubs: dict[str, str]) -> dict[str, int]:
     """Chat-completion requests each stub has received so far."""
-    out = {}
-    for role, url in stubs.items():
-        with urllib.request.urlopen(url.removesuffix("/v1") + "/stub/counters",
-                                    timeout=10) as resp:
-            out[role] = int(json.loads(resp.read())["requests"])
-    return out
+    return {role: stub_counters(url)["requests"] for role, url in stubs.items()}
 
 
 async def _one_run(out: Path, name: str, stubs: dict[str, str], journal: bool, trials: int,

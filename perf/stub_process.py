@@ -1,13 +1,16 @@
 """Starting `perf.stub_server` in subprocesses for tests and measurements: `start_stub(...)`
-returns a `StubProcess` once it accepts connections (also importable from perf.stub_server)."""
+returns a `StubProcess` once it accepts connections (also importable from perf.stub_server);
+`stub_counters(url)` reads what a running stub has counted."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from typing import Self
 
 READY_LINE = "STUB LISTENING "
@@ -93,3 +96,11 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def stub_counters(url: str) -> dict[str, int]:
+    """A stub's `GET /stub/counters` (faults injected, chat-completion requests received);
+    `url` is its base URL, with or without the trailing /v1."""
+    root = url.removesuffix("/v1")
+    with urllib.request.urlopen(root + "/stub/counters", timeout=10) as resp:
+        return {k: int(v) for k, v in json.loads(resp.read()).items()}

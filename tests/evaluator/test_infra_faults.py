@@ -8,12 +8,12 @@ import json
 import os
 import subprocess
 import sys
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from evaluator.run.results import iter_records
+from perf.stub_process import stub_counters
 
 REPO = Path(__file__).resolve().parents[2]
 AGENT = {
@@ -39,9 +39,7 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
 
 
 def _garbled(url: str) -> int:
-    root = url.removesuffix("/v1")
-    with urllib.request.urlopen(root + "/stub/counters", timeout=10) as resp:
-        return int(json.loads(resp.read())["garbled"])
+    return stub_counters(url)["garbled"]
 
 
 def _run(root: Path, name: str, stubs: dict[str, str], garble: dict[str, str],

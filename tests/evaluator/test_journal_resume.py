@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ import pytest
 from evaluator.run.journal import JOURNAL_FILE, SIMULATOR, read_journal
 from evaluator.run.manifest import read_manifest
 from evaluator.run.results import EPISODES_FILE, iter_records
+from perf.stub_process import stub_counters
 
 REPO = Path(__file__).resolve().parents[2]
 MAX_TURNS = 5
@@ -59,12 +59,7 @@ def _args(root: Path, name: str, stubs: dict[str, str]) -> list[str]:
 
 
 def _requests(stubs: dict[str, str]) -> dict[str, int]:
-    out = {}
-    for role, url in stubs.items():
-        with urllib.request.urlopen(url.removesuffix("/v1") + "/stub/counters",
-                                    timeout=10) as resp:
-            out[role] = int(json.loads(resp.read())["requests"])
-    return out
+    return {role: stub_counters(url)["requests"] for role, url in stubs.items()}
 
 
 def _sent(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
