@@ -1,5 +1,6 @@
 """Process-tree helpers for servers started in their own session: log tails, liveness (a
-zombie counts as gone), and killing a whole tree (process group plus descendants that left it).
+zombie counts as gone), killing a whole tree (process group plus descendants that left it),
+and a reaper that kills the group when its owner dies without cleaning up.
 """
 
 from __future__ import annotations
@@ -7,11 +8,13 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["alive", "descendants", "kill_process_tree", "read_log_tail"]
+__all__ = ["Reaper", "alive", "descendants", "kill_process_tree", "read_log_tail",
+           "start_reaper"]
 
 
 def read_log_tail(path: Path | None, lines: int = 40, max_bytes: int = 32_768) -> str:
@@ -85,3 +88,67 @@ def kill_process_tree(proc: subprocess.Popen, grace_s: float = 15.0) -> int | No
         return proc.wait(timeout=5.0)
     except subprocess.TimeoutExpired:
         return None
+
+
+# The reaper is a separate small interpreter whose stdin is the read end of a pipe that only
+# the owning process holds open (Python's pipe fds are close-on-exec, so no exec'd child
+# inherits the write end). When the owner dies for any reason (SIGKILL, a Ray worker torn
+# down, a host that swallowed SIGTERM, a server started off the main thread where
+# PDEATHSIG cannot be used), the kernel closes the write end, read() returns EOF, and the
+# reaper terminates the whole process group: API server, EngineCore and workers alike.
+_REAPER_SRC = """
+import os, signal, sys, time
+pgid, grace = int(sys.argv[1]), float(sys.argv[2])
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+while os.read(0, 4096):
+    pass
+def group_alive():
+    try:
+        os.killpg(pgid, 0)
+        return True
+    except OSError:
+        return False
+if group_alive():
+    os.killpg(pgid, signal.SIGTERM)
+    end = time.monotonic() + grace
+    while time.monotonic() < end and group_alive():
+        time.sleep(0.1)
+    if group_alive():
+        os.killpg(pgid, signal.SIGKILL)
+"""
+
+
+class Reaper:
+    """Handle on a started reaper; `release()` after a normal stop (idempotent)."""
+
+    def __init__(self, proc: subprocess.Popen, write_fd: int) -> None:
+        self.proc, self._fd = proc, write_fd
+
+    def release(self) -> None:
+        """The owner cleaned up itself: stop the reaper first, so it never signals a
+        process group id that the kernel may since have handed to someone else."""
+        if self._fd < 0:
+            return
+        try:
+            self.proc.kill()
+            self.proc.wait(timeout=5.0)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        os.close(self._fd)
+        self._fd = -1
+
+
+def start_reaper(pgid: int, grace_s: float = 15.0) -> Reaper | None:
+    """Start a reaper for process group `pgid` (module comment). None if it cannot start."""
+    r, w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _REAPER_SRC, str(pgid), f"{grace_s:g}"],
+            stdin=r, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True)
+    except OSError:
+        os.close(w)
+        return None
+    finally:
+        os.close(r)
+    return Reaper(proc, w)

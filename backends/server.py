@@ -7,7 +7,9 @@ raises `ServerStartError` carrying the log tail. `stop()` terminates the whole p
 (SIGTERM, then SIGKILL after a grace period) plus any descendant that left the group, so no
 EngineCore or worker process outlives it; this also happens at interpreter exit and on SIGTERM
 / SIGHUP when the host has not installed its own handler for them (Ctrl-C raises
-KeyboardInterrupt, which unwinds through `stop()` / atexit).
+KeyboardInterrupt, which unwinds through `stop()` / atexit). When the owning process dies
+without any of that (SIGKILL, a Ray worker torn down), a reaper process
+(`process_tree.start_reaper`) sees its pipe close and terminates the group.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Self
 
 from .errors import ServerStartError
-from .process_tree import kill_process_tree, read_log_tail
+from .process_tree import Reaper, kill_process_tree, read_log_tail, start_reaper
 from .server_launch import (
     DeviceChoice,
     build_command,
@@ -165,6 +167,7 @@ class VLLMServer:
         self.stop_grace_s = stop_grace_s
         self._launcher = list(launcher) if launcher is not None else None
         self._proc: subprocess.Popen | None = None
+        self._reaper: Reaper | None = None
         self._attached = False
         self._lock = threading.Lock()
         self._summary = ""
@@ -308,6 +311,7 @@ class VLLMServer:
                 start_new_session=True,
                 preexec_fn=_parent_death_hook() if main else None,  # noqa: PLW1509
             )
+        self._reaper = start_reaper(self._proc.pid, self.stop_grace_s)
         _install_hooks()
         _LIVE.add(self)
 
@@ -385,10 +389,14 @@ class VLLMServer:
         """Terminate the server's whole process tree. Idempotent; no-op when attached."""
         with self._lock:
             proc, self._proc = self._proc, None
+            reaper, self._reaper = self._reaper, None
         _LIVE.discard(self)
         if proc is None:
             return None
-        return kill_process_tree(proc, self.stop_grace_s)
+        code = kill_process_tree(proc, self.stop_grace_s)
+        if reaper is not None:
+            reaper.release()
+        return code
 
     async def astop(self) -> int | None:
         return await asyncio.to_thread(self.stop)

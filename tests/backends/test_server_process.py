@@ -226,3 +226,79 @@ def test_host_exit_or_signal_leaves_no_orphans(tmp_path, how, sig) -> None:
         if proc.poll() is None:
             proc.kill()
         kill_leftovers(pids_file)
+
+
+ABRUPT_DRIVER = textwrap.dedent('''
+    import os, signal, sys, threading, time
+    sys.path.insert(0, {root!r})
+    from backends.server import VLLMServer
+    how = sys.argv[1]
+    if how == "own-handler":  # as a Ray worker does: its handler exits without cleanup
+        signal.signal(signal.SIGTERM, lambda *a: os._exit(1))
+    s = VLLMServer("/models/fake", served_model_name="fake-model", device="cpu",
+                   launcher=[sys.executable, {script!r}, "serve"],
+                   extra_args=["--pids", {pids!r}], log_path={log!r}, stop_grace_s=5)
+    if how == "thread-sigkill":  # off the main thread there is no PDEATHSIG
+        t = threading.Thread(target=s.start)
+        t.start()
+        t.join()
+    else:
+        s.start()
+    print("ready", flush=True)
+    time.sleep(600)
+''')
+
+
+@pytest.mark.parametrize(("how", "sig"), [
+    ("sigkill", signal.SIGKILL), ("thread-sigkill", signal.SIGKILL),
+    ("own-handler", signal.SIGTERM),
+])
+def test_host_killed_without_cleanup_leaves_no_orphans(tmp_path, how, sig) -> None:
+    """No atexit, no signal hook of ours runs: the reaper still ends the server's group (the
+    fake's session-escaping child is outside any group we own, so it is not asserted)."""
+    script = tmp_path / "fake_vllm.py"
+    script.write_text(FAKE_SERVER)
+    pids_file = tmp_path / "pids.json"
+    driver = tmp_path / "driver.py"
+    root = str(Path(__file__).resolve().parents[2])
+    driver.write_text(ABRUPT_DRIVER.format(root=root, script=str(script), pids=str(pids_file),
+                                           log=str(tmp_path / "d.log")))
+    proc = subprocess.Popen([sys.executable, str(driver), how], stdout=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    try:
+        assert proc.stdout.readline().strip() == "ready"
+        import json
+
+        server, child, _escaped = json.loads(pids_file.read_text())
+        os.kill(proc.pid, sig)
+        proc.wait(timeout=60)
+        assert wait_gone([server, child]) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        kill_leftovers(pids_file)
+
+
+def test_reaper_release_leaves_group_alone(tmp_path) -> None:
+    from backends.process_tree import start_reaper
+
+    group = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
+                             start_new_session=True)
+    try:
+        reaper = start_reaper(group.pid, grace_s=1)
+        assert reaper is not None and reaper.proc.poll() is None
+        reaper.release()
+        reaper.release()  # idempotent
+        assert reaper.proc.poll() is not None
+        time.sleep(0.3)
+        assert group.poll() is None  # released: the group is the owner's to stop
+        # and a live reaper whose owner closes the pipe does end the group
+        reaper = start_reaper(group.pid, grace_s=1)
+        assert reaper is not None
+        os.close(reaper._fd)
+        reaper._fd = -1
+        assert group.wait(timeout=30) == -signal.SIGTERM
+        assert reaper.proc.wait(timeout=30) == 0
+    finally:
+        if group.poll() is None:
+            group.kill()
