@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -275,6 +277,19 @@ def _start_runner(ray: Any, actor: Any, node: dict[str, Any], gpus: int, args: t
     return actor.options(num_cpus=0, scheduling_strategy=strategy).remote(*args)
 
 
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_interrupts() -> Any:
+    """After ray.init: SIGTERM unwinds the driver as Ctrl-C does (state recorded, Ray shut
+    down, exit 130 with the resume hint) instead of Ray's handler exiting with code 15.
+    Returns the handler to restore, or None off the main thread (signals cannot be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)
+
+
 def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume: bool,
                progress: str | None = None) -> SweepOutcome:
     ray = _ray()
@@ -285,6 +300,7 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
     queue_actor = ray.remote(num_cpus=0)(CellQueue)
     runner_actor = ray.remote(CellRunner)
     outcome = SweepOutcome(directory=sweep.directory, exit_code=0)
+    previous = _sigterm_interrupts()
     try:
         queue = queue_actor.remote([c.name for c in todo], settings.lease_timeout_s)
         gpus = max((configs[c.name].engine.tensor_parallel_size for c in todo), default=0)
@@ -350,6 +366,8 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
         record_state(sweep, cells, codes)
     finally:
         ray.shutdown()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
     outcome.cells = codes
     outcome.exit_code = overall(codes, cells)
     return outcome

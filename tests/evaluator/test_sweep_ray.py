@@ -1,6 +1,7 @@
 """`agentsweep sweep --ray local`: the grid of test_sweep on a private one-node Ray cluster
-(stub servers, the toy benchmark): the same records as the local executor, and a cell runner
-actor killed (SIGKILL) mid-cell loses and repeats no unit; the lease table on its own."""
+(stub servers, the toy benchmark): the same records as the local executor, a driver stopped
+with SIGTERM and resumed, and a cell runner actor killed (SIGKILL) mid-cell lose and repeat no
+unit; the lease table on its own."""
 
 from __future__ import annotations
 
@@ -65,14 +66,37 @@ def _runner_pids() -> list[int]:
     return pids
 
 
-def _an_episode_file_has(root: Path, lines: int) -> bool:
+def _episode_lines(root: Path) -> int:
+    n = 0
     for f in root.glob("*/episodes.jsonl"):
         try:
-            if f.read_bytes().count(b"\n") >= lines:
-                return True
+            n += f.read_bytes().count(b"\n")
         except FileNotFoundError:
             pass
-    return False
+    return n
+
+
+def _wait_for_episodes(p: Sweep, root: Path, lines: int) -> None:
+    """Until the cells' episode files hold `lines` records in all. A bound on a stuck
+    cluster, not a timing assertion: a loaded 2-core CI machine starts Ray slowly, so it is
+    generous, and the sweep's own output is shown if hit."""
+    deadline = time.monotonic() + 600
+    while _episode_lines(root) < lines:
+        if p.poll() is not None or time.monotonic() > deadline:
+            p.kill()
+            _, err = p.communicate()
+            pytest.fail(f"the cells never held {lines} episodes (exit {p.returncode}):\n"
+                        f"{err[-4000:]}")
+        time.sleep(0.02)
+
+
+def _gone(pids_of, timeout_s: float = 60) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while pids_of():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
+    return True
 
 
 def test_the_lease_table():
@@ -90,7 +114,8 @@ def test_the_lease_table():
     assert q.status()["pending"] == ["b"] and "b" not in q.status()["codes"]
 
 
-def test_a_grid_on_ray_equals_the_local_run_and_survives_a_killed_runner(tmp_path):
+def test_a_grid_on_ray_equals_the_local_run_and_survives_a_stopped_driver_and_a_killed_runner(
+        tmp_path):
     pytest.importorskip("ray")
     from perf.stub_server import start_stub
 
@@ -106,16 +131,21 @@ def test_a_grid_on_ray_equals_the_local_run_and_survives_a_killed_runner(tmp_pat
         assert p.returncode == 0, err
         grid = _grid(tmp_path / "ray.toml", tmp_path / "ray", agent.url, judge.url,
                      concurrency=1)
+        # first the driver is stopped with SIGTERM mid-sweep: it records its state, shuts Ray
+        # down (no runner left behind) and exits 130 with the resume hint
         p = _sweep(str(grid), "--ray", "local", "--lease-timeout", "30", home=tmp_path)
-        # a bound on a stuck cluster, not a timing assertion: a loaded 2-core CI machine
-        # starts Ray slowly, so it is generous, and the sweep's own output is shown if hit
-        deadline = time.monotonic() + 600
-        while not _an_episode_file_has(tmp_path / "ray" / "g", 2):
-            if p.poll() is not None or time.monotonic() > deadline:
-                p.kill()
-                out, err = p.communicate()
-                pytest.fail(f"no cell wrote two episodes (exit {p.returncode}):\n{err[-4000:]}")
-            time.sleep(0.02)
+        _wait_for_episodes(p, tmp_path / "ray" / "g", 1)
+        p.proc.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=300)
+        assert p.returncode == 130, err
+        assert "continue with `agentsweep sweep --resume" in err, err
+        assert (tmp_path / "ray" / "g" / "sweep.json").exists()
+        assert _gone(_runner_pids), "a cell runner outlived the driver"
+        # then it is resumed, and a cell runner is killed (SIGKILL) mid-cell
+        before = _episode_lines(tmp_path / "ray" / "g")
+        p = _sweep("--resume", str(tmp_path / "ray" / "g"), "--ray", "local",
+                   "--lease-timeout", "30", home=tmp_path)
+        _wait_for_episodes(p, tmp_path / "ray" / "g", before + 1)
         pids = _runner_pids()
         assert pids, "no cell runner process found"
         for pid in pids:
