@@ -200,19 +200,25 @@ DRIVER = textwrap.dedent('''
 ''')
 
 
-@pytest.mark.parametrize(("how", "sig"), [
-    ("exit", None), ("wait", signal.SIGTERM), ("wait", signal.SIGINT), ("wait", signal.SIGHUP),
-], ids=["atexit", "sigterm", "sigint", "sighup"])
-def test_host_exit_or_signal_leaves_no_orphans(tmp_path, how, sig) -> None:
+def _start_host(tmp_path: Path, template: str, how: str) -> tuple[subprocess.Popen, Path]:
+    """A host process (from `template`) that starts the fake server; its stdout says ready."""
     script = tmp_path / "fake_vllm.py"
     script.write_text(FAKE_SERVER)
     pids_file = tmp_path / "pids.json"
     driver = tmp_path / "driver.py"
     root = str(Path(__file__).resolve().parents[2])
-    driver.write_text(DRIVER.format(root=root, script=str(script), pids=str(pids_file),
-                                    log=str(tmp_path / "d.log")))
+    driver.write_text(template.format(root=root, script=str(script), pids=str(pids_file),
+                                      log=str(tmp_path / "d.log")))
     proc = subprocess.Popen([sys.executable, str(driver), how], stdout=subprocess.PIPE,
                             text=True, start_new_session=True)
+    return proc, pids_file
+
+
+@pytest.mark.parametrize(("how", "sig"), [
+    ("exit", None), ("wait", signal.SIGTERM), ("wait", signal.SIGINT), ("wait", signal.SIGHUP),
+], ids=["atexit", "sigterm", "sigint", "sighup"])
+def test_host_exit_or_signal_leaves_no_orphans(tmp_path, how, sig) -> None:
+    proc, pids_file = _start_host(tmp_path, DRIVER, how)
     try:
         assert proc.stdout.readline().strip() == "ready"
         import json
@@ -256,15 +262,7 @@ ABRUPT_DRIVER = textwrap.dedent('''
 def test_host_killed_without_cleanup_leaves_no_orphans(tmp_path, how, sig) -> None:
     """No atexit, no signal hook of ours runs: the reaper still ends the server's group (the
     fake's session-escaping child is outside any group we own, so it is not asserted)."""
-    script = tmp_path / "fake_vllm.py"
-    script.write_text(FAKE_SERVER)
-    pids_file = tmp_path / "pids.json"
-    driver = tmp_path / "driver.py"
-    root = str(Path(__file__).resolve().parents[2])
-    driver.write_text(ABRUPT_DRIVER.format(root=root, script=str(script), pids=str(pids_file),
-                                           log=str(tmp_path / "d.log")))
-    proc = subprocess.Popen([sys.executable, str(driver), how], stdout=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    proc, pids_file = _start_host(tmp_path, ABRUPT_DRIVER, how)
     try:
         assert proc.stdout.readline().strip() == "ready"
         import json
