@@ -3,9 +3,14 @@
 Each task becomes Task(benchmark="vitabench", subset=<domain>, task_id=id) with
 - `instructions`: the user's instruction text followed by a rendered user profile (what the
   user simulator plays),
-- `rubrics`: what the sliding-window judge scores, as the reference builds its list: the
-  `evaluation_criteria.state_rubrics`, then the `overall_rubrics`, exact-string de-duplicated
-  in first-seen order (both lists are also kept in `extra`),
+- `rubrics`: what the sliding-window judge scores by default: the task's
+  `evaluation_criteria.state_rubrics` (all expected states, exact-string de-duplicated in
+  first-seen order; the `overall_rubrics` when a task has none). In the Chinese originals the
+  overall list is the same set as the state lists, so either is the intended set; the English
+  files translate the two separately, and the reference code's union of both (`union`) keeps
+  both wordings of most rubrics (delivery: 931 rubrics against 735 state rubrics). All three
+  lists are in `extra["rubric_sets"]` (`state`, `overall`, `union`) for `judge.rubric_set`
+  (docs/vitabench.md, "Which rubrics are judged"),
 - `extra`: the per-task environment database and the rest of the record, kept verbatim.
 
 The subset is the domain folder's name ("delivery", "instore"); the record's own `domain`
@@ -71,13 +76,33 @@ def render_instructions(record: VitaTaskRecord) -> str:
 
 def judge_rubrics(state: list[str], overall: list[str]) -> list[str]:
     """State rubrics then overall rubrics, stripped, blanks dropped, exact-string
-    de-duplicated in first-seen order."""
+    de-duplicated in first-seen order (the reference code's list)."""
     seen: dict[str, None] = {}
     for rubric in (*state, *overall):
         text = rubric.strip()
         if text:
             seen.setdefault(text, None)
     return list(seen)
+
+
+def state_rubrics(criteria: VitaCriteria) -> tuple[list[str], str | None]:
+    """Every expected state's `state_rubrics`, in order (plus a top-level `state_rubrics`,
+    which some hand-made files use), and the field path of the first malformed list."""
+    out = list(criteria.state_rubrics)
+    for i, state in enumerate(criteria.expected_states):
+        rubrics = state.get("state_rubrics", []) if isinstance(state, dict) else []
+        if not isinstance(rubrics, list) or not all(isinstance(r, str) for r in rubrics):
+            return out, f"expected_states[{i}].state_rubrics"
+        out.extend(rubrics)
+    return out, None
+
+
+def rubric_sets(state: list[str], overall: list[str]) -> dict[str, list[str]]:
+    """The lists `judge.rubric_set` chooses from: `state` (the default; `overall` when a task
+    has no state rubrics), `overall` (`state` when it has no overall rubrics) and `union`."""
+    own_state, own_overall = judge_rubrics(state, []), judge_rubrics([], overall)
+    return {"state": own_state or own_overall, "overall": own_overall or own_state,
+            "union": judge_rubrics(state, overall)}
 
 
 def _subset_for(path: Path, record: VitaTaskRecord, subset: str | None) -> str:
@@ -110,7 +135,13 @@ def load_vitabench_file(
             issues.append(record)
             continue
         criteria = record.evaluation_criteria
-        rubrics = judge_rubrics(criteria.state_rubrics, criteria.overall_rubrics)
+        state, bad = state_rubrics(criteria)
+        if bad is not None:
+            issues.append(LoadIssue(where, line, f"[{index}].evaluation_criteria.{bad}",
+                                    "must be a list of strings"))
+            continue
+        sets = rubric_sets(state, criteria.overall_rubrics)
+        rubrics = sets["state"]
         if not record.id.strip():
             issues.append(LoadIssue(where, line, f"[{index}].id", "must not be empty"))
             continue
@@ -130,6 +161,7 @@ def load_vitabench_file(
             "expected_states": criteria.expected_states,
             "state_rubrics": list(criteria.state_rubrics),
             "overall_rubrics": list(criteria.overall_rubrics),
+            "rubric_sets": sets,
             "message_history": record.message_history,
             "instruction_text": record.instructions,
         }

@@ -102,6 +102,8 @@ class Judgement(msgspec.Struct, omit_defaults=True):
     "travel_rubric" and "meta", VitaBench's "sliding_window".
     `scores`: dimension -> 1..5 rating (travel rubric) or rubric -> 0/1 (sliding window).
     `score`: the instance score in [0, 1] after the kind's own formula; None on judge error.
+    `warnings`: problems that did not stop the judgement (e.g. a sliding window that could
+    not be judged and kept the states).
     """
 
     unit: UnitId
@@ -116,6 +118,7 @@ class Judgement(msgspec.Struct, omit_defaults=True):
     attempts: int = 1
     raw: str = ""
     created_at: float = 0.0
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class UnitScore(msgspec.Struct, omit_defaults=True):

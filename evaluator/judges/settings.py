@@ -12,6 +12,8 @@ import msgspec
 from backends.types import Endpoint, SamplingParams
 
 DEFAULT_ABSTAIN_TAGS = ("[Unsolvable]", "[Unsolved]")
+RUBRIC_SETS = ("", "state", "overall", "union")
+"""Values of `judge.rubric_set` ("" = the benchmark's default list, `Task.rubrics`)."""
 
 
 class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
@@ -50,6 +52,9 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
         docs/config.md).
     window_turns: sliding-window evaluator: turns (messages) per window (`w`).
     window_overlap: sliding-window evaluator: turns shared by adjacent windows (`delta`).
+    rubric_set: sliding-window evaluator: which of a task's rubric lists to judge, for data
+        that carries several (VitaBench's files: "state", "overall", "union"); "" = the
+        benchmark's default (docs/vitabench.md, "Which rubrics are judged").
     window_final_state: sliding-window evaluator: show the judge, under its Environment, the
         final state the benchmark supplies (VitaBench: the database records the episode
         created or changed). Off by default, as in the reference (its judge always sees an
@@ -86,6 +91,7 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     window_turns: int = 10
     window_overlap: int = 2
     window_final_state: bool = False
+    rubric_set: str = ""
     rerun: bool = False
     retry_errors: bool = False
     max_transcript_chars: int = 0
@@ -118,6 +124,9 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
                 "judge.window_overlap must be >= 0 and < window_turns, got "
                 f"{self.window_overlap} (window_turns={self.window_turns})"
             )
+        if self.rubric_set not in RUBRIC_SETS:
+            raise ValueError(f"judge.rubric_set must be one of {', '.join(map(repr, RUBRIC_SETS))}"
+                             f", got {self.rubric_set!r}")
         if not 0.0 <= self.success_threshold <= 1.0:
             raise ValueError(
                 f"judge.success_threshold must be in [0, 1], got {self.success_threshold}"

@@ -1,17 +1,30 @@
-"""Rubric-based sliding-window evaluator (VitaBench, paper section 3.3 and appendix E).
+"""Rubric-based sliding-window evaluator (VitaBench, paper section 3.3 and appendix E), with
+the reference evaluator's semantics (`meituan-longcat/vitabench`, `evaluator_traj.py`; see
+docs/judges.md).
 
-The trajectory's turns (every non-system message) are cut into windows of `w` turns, adjacent
-windows sharing `delta` turns. A boolean state per atomic rubric starts false; a window may set
-a rubric true, and may set a true rubric back to false only when the agent overturned that
-earlier correct result in the window (anything else leaves a true rubric true). The task
-succeeds when every rubric ends true; the per-rubric states give rubric-level accuracy.
+The trajectory's messages are cut into windows of `w` messages, adjacent windows sharing
+`delta`. Every rubric starts false with an empty justification. One judge call per window, in
+order, sees the rubrics with their status and justification after the previous window; for
+every rubric it answers, the answer *is* the new state (status and justification both
+replaced; the prompt tells the judge to keep a met rubric met unless the assistant undid it,
+and to carry the evidence forward in the justification). A rubric it leaves out keeps its
+state. A window that cannot be judged after its retries keeps the states as they were and
+the next window goes on (recorded in the judgement's `warnings`); only when no window could
+be judged is the judgement a judge error. The task succeeds when every rubric ends true.
+
+The judge is told the task's time with its weekday (the reference's `system_time`) and
+nothing of the database (the reference's `database` is always empty). With
+`judge.window_final_state` the benchmark's rendering of the episode's final state (a text,
+e.g. the database records it changed) is shown as well, and the prompt version says so
+("+state").
+
+Prompt layout: everything that depends only on the task (instructions, environment, rubric
+texts, rules) comes first, so the windows of one trajectory, the trials of one task and any
+re-judging share one cached prefix on the server; the window's number, the carried states
+and the window's messages come last.
 
 The per-window judge is a callable, so the state machine runs the same with the LLM judge
 (`llm_window_judge`) and with a scripted judge in tests.
-
-With `judge.window_final_state` the benchmark's rendering of the episode's final state (a
-text, e.g. the database records it changed) is shown in every window's Environment section,
-and the prompt version says so ("+state"); off (the default), prompts are unchanged.
 """
 
 from __future__ import annotations
@@ -19,6 +32,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from string import Template
@@ -37,19 +51,20 @@ from .transcript import conversation_turns, render_conversation, trajectory_hash
 
 SLIDING_WINDOW_KIND = "sliding_window"
 PROMPT_FILE = Path(__file__).with_name("prompts") / "sliding_window.txt"
-_PROMPT_VERSION = "sliding-window-v1"
+_PROMPT_VERSION = "sliding-window-v2"
 
 
-def prompt_version(w: int, delta: int, final_state: bool = False) -> str:
-    """Window geometry and the final state shown change verdicts, so they are part of the
-    judgement key."""
-    return f"{_PROMPT_VERSION}+w{w}d{delta}" + ("+state" if final_state else "")
+def prompt_version(w: int, delta: int, final_state: bool = False, rubric_set: str = "") -> str:
+    """Window geometry, the final state shown and the rubric set judged change verdicts, so
+    they are part of the judgement key."""
+    return (f"{_PROMPT_VERSION}+w{w}d{delta}" + ("+state" if final_state else "")
+            + (f"+rubrics-{rubric_set}" if rubric_set else ""))
 
 
 def settings_version(settings: JudgeSettings) -> str:
     """The prompt version of a judgement made with `settings`."""
     return prompt_version(settings.window_turns, settings.window_overlap,
-                          settings.window_final_state)
+                          settings.window_final_state, settings.rubric_set)
 
 
 FINAL_STATE_HEADING = "Final state after the conversation"
@@ -92,19 +107,14 @@ class RubricState(msgspec.Struct):
 
 
 def apply_window(state: RubricState, verdict: dict[str, WindowItem]) -> RubricState:
-    """The state after one window. False -> true when the window satisfies the rubric;
-    true -> false only when the window says the agent overturned it; otherwise unchanged."""
+    """The state after one window: each rubric the window answers takes the answer's status
+    and justification (the reference overwrites both); the others keep theirs."""
     satisfied = dict(state.satisfied)
     notes = dict(state.notes)
-    for key, was in state.satisfied.items():
+    for key in state.satisfied:
         item = verdict.get(key)
-        if item is None:
-            continue
-        if not was and item.satisfied:
-            satisfied[key] = True
-            notes[key] = item.justification
-        elif was and item.overturned:
-            satisfied[key] = False
+        if item is not None:
+            satisfied[key] = item.satisfied
             notes[key] = item.justification
     return RubricState(satisfied, notes)
 
@@ -132,9 +142,8 @@ def window_schema(keys: list[str]) -> dict[str, Any]:
             "rubric_key": {"type": "string", "enum": keys},
             "justification": {"type": "string"},
             "satisfied": {"type": "boolean"},
-            "overturned": {"type": "boolean"},
         },
-        "required": ["rubric_key", "justification", "satisfied", "overturned"],
+        "required": ["rubric_key", "justification", "satisfied"],
         "additionalProperties": False,
     }
     return {
@@ -148,33 +157,39 @@ def window_schema(keys: list[str]) -> dict[str, Any]:
     }
 
 
-def _environment(task: Task, final_state: str | None = None) -> str:
-    lines = []
-    if task.extra.get("time"):
-        lines.append(f"Current time: {task.extra['time']}")
-    env = task.extra.get("environment")
-    if isinstance(env, dict):
-        for loc in env.get("location", [])[:3] if isinstance(env.get("location"), list) else []:
-            if isinstance(loc, dict) and loc.get("address"):
-                lines.append(f"User location: {loc['address']}")
-    text = "\n".join(lines) or "(none)"
-    if final_state is not None:
-        text += f"\n{FINAL_STATE_HEADING} (for checking what really happened):\n{final_state}"
-    return text
+def task_time(task: Task) -> str:
+    """The task's time with its weekday, as the reference's judge gets it ("2025-06-21
+    11:20:00 Saturday"); the time alone when it is not in the task files' format."""
+    raw = str(task.extra.get("time") or "").strip()
+    if not raw:
+        return ""
+    try:
+        return f"{raw} {datetime.strptime(raw, '%Y-%m-%d %H:%M:%S').strftime('%A')}"
+    except ValueError:
+        return raw
+
+
+def _environment(task: Task) -> str:
+    when = task_time(task)
+    return f"Current time: {when}" if when else "(none)"
+
+
+def _final_state_block(final_state: str | None) -> str:
+    if final_state is None:
+        return ""
+    return (f"\n# {FINAL_STATE_HEADING} (for checking what really happened)\n"
+            f"{final_state}\n")
 
 
 def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings,
                         final_state: str | None = None) -> str:
     """One window's prompt; `final_state` is shown only when the settings ask for it."""
-    rubrics = json.dumps(
-        [
-            {"rubric_key": k, "rubric": text, "satisfied": req.state.satisfied[k],
-             "note": req.state.notes[k]}
-            for k, text in req.rubrics.items()
-        ],
-        ensure_ascii=False,
-        indent=1,
-    )
+    rubrics = "\n".join(f"- {k}: {text}" for k, text in req.rubrics.items())
+    status = json.dumps(
+        [{"rubric_key": k, "satisfied": req.state.satisfied[k],
+          "justification": req.state.notes[k]} for k in req.rubrics],
+        ensure_ascii=False, indent=1)
+    shown = (final_state or "(none supplied)") if settings.window_final_state else None
     return Template(_prompt()).safe_substitute(
         window_turns=settings.window_turns,
         window_overlap=settings.window_overlap,
@@ -182,10 +197,11 @@ def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings,
         window_count=req.count,
         first_turn=req.first_turn,
         last_turn=req.last_turn,
-        environment=_environment(task, (final_state or "(none supplied)")
-                                 if settings.window_final_state else None),
+        environment=_environment(task),
         instructions=task.instructions or "(not given)",
         rubrics=rubrics,
+        final_state=_final_state_block(shown),
+        status=status,
         window=render_conversation(req.turns, settings.max_transcript_chars, req.first_turn),
     )
 
@@ -207,31 +223,48 @@ def llm_window_judge(
     return judge
 
 
+class WindowsResult(msgspec.Struct):
+    state: RubricState
+    attempts: int
+    raw: str
+    failed: list[str]   # "window i/n: why" for each window that kept the states
+
+
 async def evaluate_windows(
-    record: EpisodeRecord, task: Task, judge: WindowJudge, w: int, delta: int
-) -> tuple[RubricState, int, str]:
-    """Run every window through `judge`; returns (final state, total attempts, raw outputs).
-    Raises JudgeFailed when a window cannot be judged."""
+    record: EpisodeRecord, task: Task, judge: WindowJudge, w: int, delta: int,
+    turns: list[ChatMessage] | None = None,
+) -> WindowsResult:
+    """Run every window through `judge` (module doc). `turns`: the messages to judge
+    (default: the record's non-system messages). Raises JudgeFailed only when no window
+    could be judged."""
     if not task.rubrics:
         raise ValueError(f"task {task.key} has no rubrics")
     keys = rubric_keys(task.rubrics)
     rubrics = dict(zip(keys, task.rubrics, strict=True))
-    turns = conversation_turns(record)
+    turns = conversation_turns(record) if turns is None else turns
     windows = make_windows(len(turns), w, delta)
     state = RubricState.initial(keys)
     attempts = 0
     raws: list[str] = []
+    failed: list[str] = []
+    first_failure: JudgeFailed | None = None
     for i, (start, end) in enumerate(windows, 1):
         req = WindowRequest(i, len(windows), start, end - 1, turns[start:end], rubrics, state)
         try:
             verdict, n, raw = await judge(req)
         except JudgeFailed as exc:
-            raise JudgeFailed(f"window {i}/{len(windows)}: {exc.detail}",
-                              attempts + exc.attempts, exc.raw) from None
+            attempts += exc.attempts
+            failed.append(f"window {i}/{len(windows)}: {exc.detail}")
+            raws.append(f"[window {i}: failed, states kept]\n{exc.raw}")
+            first_failure = first_failure or exc
+            continue
         attempts += n
-        raws.append(raw)
+        raws.append(f"[window {i}]\n{raw}")
         state = apply_window(state, verdict)
-    return state, attempts, "\n\n".join(f"[window {i}]\n{r}" for i, r in enumerate(raws, 1))
+    if windows and len(failed) == len(windows):
+        assert first_failure is not None
+        raise JudgeFailed(f"every window failed; {failed[0]}", attempts, first_failure.raw)
+    return WindowsResult(state, attempts, "\n\n".join(raws), failed)
 
 
 async def judge_sliding_window(
@@ -241,8 +274,10 @@ async def judge_sliding_window(
     model: str,
     settings: JudgeSettings,
     thash: str | None = None,
+    turns: list[ChatMessage] | None = None,
 ) -> Judgement:
-    """Judgement: scores = rubric key -> 0/1, score = 1 when all rubrics are satisfied."""
+    """Judgement: scores = rubric key -> 0/1, score = 1 when all rubrics are satisfied;
+    `warnings` lists the windows that failed and kept the states."""
     base = {
         "unit": record.unit,
         "trajectory_hash": thash or trajectory_hash(record),
@@ -251,13 +286,14 @@ async def judge_sliding_window(
         "kind": SLIDING_WINDOW_KIND,
     }
     try:
-        state, attempts, raw = await evaluate_windows(
-            record, task, judge, settings.window_turns, settings.window_overlap
+        result = await evaluate_windows(
+            record, task, judge, settings.window_turns, settings.window_overlap, turns
         )
     except JudgeFailed as exc:
         return Judgement(**base, score=None, error=exc.detail, attempts=exc.attempts,
                          raw=exc.raw, created_at=time.time())
+    state = result.state
     scores = {k: 1.0 if v else 0.0 for k, v in state.satisfied.items()}
     return Judgement(**base, score=1.0 if all(state.satisfied.values()) else 0.0,
-                     scores=scores, reasoning=state.notes, attempts=max(attempts, 1),
-                     raw=raw, created_at=time.time())
+                     scores=scores, reasoning=state.notes, attempts=max(result.attempts, 1),
+                     raw=result.raw, warnings=result.failed, created_at=time.time())

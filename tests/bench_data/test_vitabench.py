@@ -25,10 +25,29 @@ def test_real_vitabench_loads(vitabench_dir: Path, domain: str) -> None:
     first = result.tasks[0]
     raw = json.loads((vitabench_dir / domain / "tasks_en.json").read_text(encoding="utf-8"))[0]
     assert first.task_id == raw["id"]
-    assert first.rubrics == raw["evaluation_criteria"]["overall_rubrics"]
+    state = [r for es in raw["evaluation_criteria"]["expected_states"]
+             for r in es["state_rubrics"]]
+    assert first.rubrics == list(dict.fromkeys(state))
     assert first.instructions.startswith(raw["instructions"].strip())
     assert first.extra["environment"] == raw["environment"]
     assert first.source.endswith(":2")  # first element starts on line 2 of the array file
+
+
+# Rubrics judged per domain by `judge.rubric_set`, counted with python3 on the English files
+# (exact strings, de-duplicated per task): the Chinese originals' overall and state lists are
+# one set, so `state` (the default) judges each requirement once; the reference code's
+# `union` keeps both English wordings of most of them.
+RUBRIC_COUNTS = {"delivery": {"state": 735, "overall": 735, "union": 931},
+                 "instore": {"state": 1264, "overall": 1263, "union": 2104}}
+
+
+@pytest.mark.parametrize("domain", ["delivery", "instore"])
+def test_rubric_set_counts_on_the_real_files(vitabench_dir: Path, domain: str) -> None:
+    tasks = load_vitabench_file(vitabench_dir / domain / "tasks_en.json").tasks
+    counts = {name: sum(len(t.extra["rubric_sets"][name]) for t in tasks)
+              for name in ("state", "overall", "union")}
+    assert counts == RUBRIC_COUNTS[domain]
+    assert sum(len(t.rubrics) for t in tasks) == counts["state"]
 
 
 def vita_record(task_id: str, rubrics: object = ("The order is for 2 people",)) -> dict:
@@ -70,3 +89,16 @@ def test_real_grouptravelbench_loads(grouptravel_dir: Path) -> None:
     assert task.benchmark == "grouptravelbench" and task.subset == "test"
     assert isinstance(task.payload, GroupTravelTask) and task.payload.query == task.instructions
     assert task.extra["user_preferences"] and task.extra["initial_messages"]
+
+
+def test_vitabench_state_rubrics_must_be_strings(tmp_path: Path) -> None:
+    record = vita_record("t1")
+    record["evaluation_criteria"]["expected_states"] = [
+        {"state_rubrics": ["paid"]}, {"state_rubrics": ["ok", 3]}]
+    path = tmp_path / "delivery" / "tasks_en.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps([record]))
+    with pytest.raises(TaskLoadError) as info:
+        load_vitabench_file(path)
+    assert "[0].evaluation_criteria.expected_states[1].state_rubrics" in str(info.value)
+    assert "must be a list of strings" in str(info.value)

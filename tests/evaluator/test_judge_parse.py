@@ -99,9 +99,15 @@ def test_window_formats():
                      '{"rubric_key": "rubric_0", "satisfied": "false"}]} trailing', keys)
     assert v["rubric_1"].satisfied and not v["rubric_0"].satisfied
     assert not v["rubric_0"].overturned
-    # the reference layout: a list with meetExpectation; false is read as "set back"
-    ref = parse_window('[{"rubric_key": "rubric_0", "meetExpectation": true}, '
-                       '{"rubric_key": "rubric_1", "meetExpectation": false}]', keys)
-    assert ref["rubric_0"].satisfied and ref["rubric_1"].overturned
+    # the reference layout: a list with rubric_idx and meetExpectation
+    ref = parse_window('[{"rubric_idx": "rubric_0", "meetExpectation": true}, '
+                       '{"rubric_idx": "rubric_1", "meetExpectation": false}]', keys)
+    assert ref["rubric_0"].satisfied and not ref["rubric_1"].satisfied
+    # as in the reference, an answer may leave rubrics out: they keep their state
+    part = parse_window('{"rubrics": [{"rubric_key": "rubric_0", "satisfied": true}]}', keys)
+    assert set(part) == {"rubric_0"}
+    # no usable item at all is unparseable (and so retried)
     with pytest.raises(JudgeParseError):
-        parse_window('{"rubrics": [{"rubric_key": "rubric_0", "satisfied": true}]}', keys)
+        parse_window('{"rubrics": [{"rubric_key": "rubric_9", "satisfied": true}]}', keys)
+    with pytest.raises(JudgeParseError):
+        parse_window('{"rubrics": [{"rubric_key": "rubric_0", "satisfied": "maybe"}]}', keys)

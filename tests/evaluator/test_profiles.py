@@ -155,3 +155,22 @@ def test_a_run_written_before_profiles_resumes_with_its_old_defaults(stub, tmp_p
     again = _run("--resume", str(run_dir), "--progress", "off")
     assert again.returncode == 0, again.stderr
     assert len((run_dir / "episodes.jsonl").read_text().splitlines()) == n_before
+
+
+def test_vitabench_and_grouptravelbench_paper_output_caps_are_the_references(tmp_path):
+    # VitaBench's reference sends no max_tokens for any role: unset, the server's limit
+    vita = _load(("data.benchmark", "vitabench"), ("data.dataset", str(tmp_path)))
+    assert vita.profile == "paper"
+    assert vita.agent.sampling.max_tokens is None and vita.user.sampling.max_tokens is None
+    assert vita.judge.sampling.max_tokens is None and vita.judge.structured_output is False
+    assert profile_deviations(vita) == {}
+    # GroupTravelBench's gives the agent, users and tool simulator 8,192 tokens
+    gtb = _load(("data.benchmark", "grouptravelbench"), ("data.dataset", str(tmp_path)))
+    assert gtb.agent.sampling.max_tokens == 8192 and gtb.user.sampling.max_tokens == 8192
+    assert gtb.sandbox.simulator_max_tokens == 8192
+    assert gtb.judge.sampling.max_tokens == 32768
+    # a user's cap is a recorded deviation
+    capped = _load(("data.benchmark", "vitabench"), ("data.dataset", str(tmp_path)),
+                   ("agent.sampling.max_tokens", 160))
+    assert profile_deviations(capped) == {
+        "agent.sampling.max_tokens": {"profile": None, "used": 160}}

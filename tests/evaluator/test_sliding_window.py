@@ -37,21 +37,20 @@ def test_bad_geometry():
         make_windows(5, 3, 3)
 
 
-def test_state_machine_set_keep_overturn():
+def test_each_answer_is_the_new_state_and_silence_keeps_it():
     s = RubricState.initial(["a", "b"])
-    s = apply_window(s, {"a": WindowItem(True), "b": WindowItem(False)})
+    s = apply_window(s, {"a": WindowItem(True, justification="[3] ordered"),
+                         "b": WindowItem(False, justification="nothing yet")})
     assert s.satisfied == {"a": True, "b": False}
-    # a later window that does not see the evidence does not reset a satisfied rubric
-    s = apply_window(s, {"a": WindowItem(False), "b": WindowItem(False)})
-    assert s.satisfied["a"] is True
-    # an overturn does
-    s = apply_window(s, {"a": WindowItem(False, overturned=True, justification="cancelled"),
-                         "b": WindowItem(True)})
-    assert s.satisfied == {"a": False, "b": True}
-    assert s.notes["a"] == "cancelled"
-    # "overturned" on a rubric that was never satisfied changes nothing
-    s2 = apply_window(RubricState.initial(["a"]), {"a": WindowItem(False, overturned=True)})
-    assert s2.satisfied == {"a": False}
+    assert s.notes == {"a": "[3] ordered", "b": "nothing yet"}
+    # the reference overwrites status and justification with the window's answer: a later
+    # false is a false (the prompt, not the code, tells the judge to keep met rubrics met)
+    s = apply_window(s, {"a": WindowItem(False, justification="[12] cancelled")})
+    assert s.satisfied == {"a": False, "b": False}
+    assert s.notes == {"a": "[12] cancelled", "b": "nothing yet"}   # b left out: kept
+    # an "overturned" flag (older prompts) plays no part
+    s = apply_window(s, {"b": WindowItem(True, overturned=True, justification="[14] paid")})
+    assert s.satisfied == {"a": False, "b": True} and s.notes["b"] == "[14] paid"
 
 
 def _task(n_rubrics=2):
@@ -69,24 +68,40 @@ def _record(n_turns):
 async def test_scripted_windows_drive_the_state():
     seen = []
     script = [
-        {"rubric_0": WindowItem(True), "rubric_1": WindowItem(False)},
-        {"rubric_0": WindowItem(False), "rubric_1": WindowItem(True)},
-        {"rubric_0": WindowItem(False, overturned=True), "rubric_1": WindowItem(False)},
+        {"rubric_0": WindowItem(True, justification="w1"), "rubric_1": WindowItem(False)},
+        {"rubric_1": WindowItem(True, justification="w2")},
+        {"rubric_0": WindowItem(False, justification="w3 undone")},
     ]
 
     async def judge(req):
         seen.append((req.index, req.count, req.first_turn, req.last_turn, len(req.turns),
-                     dict(req.state.satisfied)))
+                     dict(req.state.satisfied), dict(req.state.notes)))
         return script[req.index - 1], 1, f"w{req.index}"
 
     j = await judge_sliding_window(_record(25), _task(), judge, "m", JudgeSettings())
     assert [s[:5] for s in seen] == [(1, 3, 0, 9, 10), (2, 3, 8, 17, 10), (3, 3, 16, 24, 9)]
     assert seen[2][5] == {"rubric_0": True, "rubric_1": True}  # state is carried forward
+    assert seen[2][6] == {"rubric_0": "w1", "rubric_1": "w2"}  # and so are justifications
     assert j.scores == {"rubric_0": 0.0, "rubric_1": 1.0}
-    assert j.score == 0.0 and j.error is None
+    assert j.reasoning == {"rubric_0": "w3 undone", "rubric_1": "w2"}
+    assert j.score == 0.0 and j.error is None and j.warnings == []
 
 
-async def test_all_satisfied_is_success_and_failure_is_judge_error():
+async def test_a_failed_window_keeps_the_states_and_the_next_goes_on():
+    async def judge(req):
+        if req.index == 2:
+            raise JudgeFailed("unparseable judge output", 3, "garbage")
+        return {k: WindowItem(req.index == 1 or k == "rubric_1") for k in req.rubrics}, 1, "ok"
+
+    j = await judge_sliding_window(_record(25), _task(), judge, "m", JudgeSettings())
+    # window 1 set both, window 2 failed (kept), window 3 set rubric_0 back to false
+    assert j.error is None and j.score == 0.0
+    assert j.scores == {"rubric_0": 0.0, "rubric_1": 1.0}
+    assert j.warnings == ["window 2/3: unparseable judge output"]
+    assert j.attempts == 1 + 3 + 1 and "[window 2: failed, states kept]\ngarbage" in j.raw
+
+
+async def test_all_satisfied_is_success_and_no_window_judged_is_a_judge_error():
     async def yes(req):
         return {k: WindowItem(True) for k in req.rubrics}, 1, "ok"
 
@@ -97,15 +112,18 @@ async def test_all_satisfied_is_success_and_failure_is_judge_error():
         raise JudgeFailed("unparseable judge output", 3, "garbage")
 
     j = await judge_sliding_window(_record(4), _task(), broken, "m", JudgeSettings())
-    assert j.score is None and "window 1/1" in j.error and j.attempts == 3
+    assert j.score is None and "every window failed; window 1/1" in j.error
+    assert j.attempts == 3
+    j = await judge_sliding_window(_record(25), _task(), broken, "m", JudgeSettings())
+    assert j.score is None and j.attempts == 9
 
 
 async def test_llm_window_judge_with_fake_client():
     def answer(prompt, i):
         assert "rule 0" in prompt and "order noodles" in prompt
         return ('{"rubrics": [{"rubric_key": "rubric_0", "justification": "done", '
-                '"satisfied": true, "overturned": false}, {"rubric_key": "rubric_1", '
-                '"justification": "no", "satisfied": false, "overturned": false}]}')
+                '"satisfied": true}, {"rubric_key": "rubric_1", '
+                '"justification": "no", "satisfied": false}]}')
 
     client = ScriptedClient(answer)
     settings = JudgeSettings(window_turns=4, window_overlap=1)

@@ -6,6 +6,10 @@ per agent turn, the judge at temperature 0.1 with up to 10 attempts (the 8th to 
 reading free text (no guided JSON), the meta-judge calibration on (the reference's own CLI
 has it off by default; the paper's scores use it), and the tool simulator shown the 8 nearest
 cached examples. Rounds and kappa follow each task's difficulty (scheduler.ROUND_SETTINGS).
+Output caps: the reference's `create_openai_config` gives the agent, the user simulators and
+the tool simulator 8,192 tokens each (`__main__.py`), the judge 32,768; without them here the
+run's generic CPU-sampling defaults (agent 160, user 96, simulator 2,048) would cut the
+agent's plan JSON short.
 """
 
 from __future__ import annotations
@@ -15,8 +19,8 @@ from typing import Any
 PAPER: dict[str, Any] = {
     "trials": 3,
     "protocol": {"max_steps": 20},
-    "agent": {"sampling": {"temperature": 0.7}},
-    "user": {"sampling": {"temperature": 0.0}},
+    "agent": {"sampling": {"temperature": 0.7, "max_tokens": 8192}},
+    "user": {"sampling": {"temperature": 0.0, "max_tokens": 8192}},
     "judge": {
         "sampling": {"temperature": 0.1, "max_tokens": 32768},
         "max_attempts": 10,
@@ -26,7 +30,7 @@ PAPER: dict[str, Any] = {
         "structured_output": False,
         "meta_judge": True,
     },
-    "sandbox": {"top_k": 8},
+    "sandbox": {"top_k": 8, "simulator_max_tokens": 8192},
 }
 
 PROFILES = {"paper": PAPER}

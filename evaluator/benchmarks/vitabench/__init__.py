@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import json
 
+import msgspec
+
+from backends.types import ChatMessage
 from bench_data.types import Task
 from bench_data.vitabench import FORMAT
 from evaluator.benchmarks.base import (
@@ -34,7 +37,7 @@ from evaluator.judges.sliding_window import (
     llm_window_judge,
     settings_version,
 )
-from evaluator.judges.transcript import trajectory_hash
+from evaluator.judges.transcript import conversation_turns, trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement, UnitScore
 from evaluator.scoring import base_unit_score
 
@@ -56,18 +59,40 @@ def final_state(record: EpisodeRecord) -> str:
             + json.dumps(changes, ensure_ascii=False, sort_keys=False))
 
 
+def judged_task(task: Task, settings: JudgeSettings) -> Task:
+    """The task as the judge sees it: the rubric list `judge.rubric_set` names (the loader's
+    default, the state rubrics, when unset) and the user's instruction text alone (the
+    reference's judge gets `instructions`, not the persona the simulator also plays)."""
+    sets = task.extra.get("rubric_sets") or {}
+    rubrics = list(sets.get(settings.rubric_set) or task.rubrics) if settings.rubric_set \
+        else task.rubrics
+    instructions = str(task.extra.get("instruction_text") or task.instructions)
+    return msgspec.structs.replace(task, rubrics=rubrics, instructions=instructions)
+
+
+def judged_turns(record: EpisodeRecord) -> list[ChatMessage]:
+    """The messages the windows cut: the agent's greeting first (the reference's trajectory
+    starts with it and its windows count it), then every non-system message."""
+    turns = conversation_turns(record)
+    greeting = record.extra.get("greeting")
+    if isinstance(greeting, str) and greeting:
+        turns = [ChatMessage(role="assistant", content=greeting), *turns]
+    return turns
+
+
 async def _window(inp: JudgeInput) -> Judgement:
     assert inp.task is not None
-    judge = llm_window_judge(inp.task, inp.client, inp.model, inp.settings,
+    task = judged_task(inp.task, inp.settings)
+    judge = llm_window_judge(task, inp.client, inp.model, inp.settings,
                              final_state(inp.record))
-    return await judge_sliding_window(inp.record, inp.task, judge, inp.model, inp.settings,
-                                      inp.thash)
+    return await judge_sliding_window(inp.record, task, judge, inp.model, inp.settings,
+                                      inp.thash, turns=judged_turns(inp.record))
 
 
 def judge_kinds(record: EpisodeRecord, task: Task | None, settings: JudgeSettings) -> list[str]:
     if task is None:
         raise Unjudgeable("rubric task not found")
-    if not task.rubrics:
+    if not judged_task(task, settings).rubrics:
         raise Unjudgeable(f"no judge for {record.benchmark}/{record.subset}")
     return [SLIDING_WINDOW_KIND]
 

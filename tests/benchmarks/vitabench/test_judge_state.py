@@ -23,7 +23,7 @@ from tests.evaluator.judge_fakes import ScriptedClient, make_record
 
 ORDER = {"order_id": "OT0000000001", "status": "paid", "note": "no chili, 辣"}
 VERDICT = ('{"rubrics": [{"rubric_key": "rubric_0", "justification": "[2] paid", '
-           '"satisfied": true, "overturned": false}]}')
+           '"satisfied": true}]}')
 
 
 def _task() -> Task:
@@ -52,12 +52,14 @@ async def _judge(settings: JudgeSettings, changes: dict | None):
 
 
 def test_versions():
-    assert prompt_version(10, 2) == "sliding-window-v1+w10d2"
-    assert prompt_version(10, 2, True) == "sliding-window-v1+w10d2+state"
+    assert prompt_version(10, 2) == "sliding-window-v2+w10d2"
+    assert prompt_version(10, 2, True) == "sliding-window-v2+w10d2+state"
     version = get("vitabench").judges[SLIDING_WINDOW_KIND].version
-    assert version(JudgeSettings(), None) == "sliding-window-v1+w10d2"
+    assert version(JudgeSettings(), None) == "sliding-window-v2+w10d2"
     assert version(JudgeSettings(window_final_state=True), None) == \
-        "sliding-window-v1+w10d2+state"
+        "sliding-window-v2+w10d2+state"
+    assert version(JudgeSettings(rubric_set="union"), None) == \
+        "sliding-window-v2+w10d2+rubrics-union"
     cfg, _ = load_config(None, [("judge.window_final_state", True, "--set")])
     assert cfg.judge.window_final_state is True
     assert load_config(None, [])[0].judge.window_final_state is False
@@ -66,23 +68,23 @@ def test_versions():
 async def test_off_by_default_the_prompt_has_no_state():
     j, prompts, _ = await _judge(JudgeSettings(), {"orders": {ORDER["order_id"]: ORDER}})
     assert len(prompts) == 1 and j.score == 1.0
-    assert j.prompt_version == "sliding-window-v1+w10d2"
+    assert j.prompt_version == "sliding-window-v2+w10d2"
     assert FINAL_STATE_HEADING not in prompts[0] and "OT0000000001" not in prompts[0]
-    # the Environment section is what it was before the option existed
-    assert "# Environment\nCurrent time: 2025-06-21 11:20:00\n\n# What the user wanted" in \
-        prompts[0]
+    # the reference's env_info: the time with its weekday, no database, no addresses
+    assert "# Environment\nCurrent time: 2025-06-21 11:20:00 Saturday\n\n# What the user " \
+        "wanted" in prompts[0]
 
 
 async def test_on_the_judge_sees_the_changed_records():
     j, prompts, rec = await _judge(JudgeSettings(window_final_state=True),
                                    {"orders": {ORDER["order_id"]: ORDER}})
-    assert j.prompt_version == "sliding-window-v1+w10d2+state"
-    want = (f"{FINAL_STATE_HEADING} (for checking what really happened):\n"
+    assert j.prompt_version == "sliding-window-v2+w10d2+state"
+    want = (f"{FINAL_STATE_HEADING} (for checking what really happened)\n"
             "Database records created or changed (per table, as they were left):\n"
             + json.dumps({"orders": {ORDER["order_id"]: ORDER}}, ensure_ascii=False))
     assert want in prompts[0] and "辣" in prompts[0]
     _, prompts, _ = await _judge(JudgeSettings(window_final_state=True), {})
-    assert f"{FINAL_STATE_HEADING} (for checking what really happened):\nNo database " \
+    assert f"{FINAL_STATE_HEADING} (for checking what really happened)\nNo database " \
         "records were created or changed." in prompts[0]
     # scoring looks the judgement up under the version of the run's settings
     bench = get("vitabench")

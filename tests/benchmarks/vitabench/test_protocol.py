@@ -165,7 +165,7 @@ def test_the_benchmark_has_a_protocol_environment_and_paper_profile() -> None:
     assert bench.profiles["paper"]["protocol"]["max_steps"] == 300
 
 
-def test_the_loader_keeps_state_rubrics_and_judges_both(tmp_path) -> None:
+def test_the_loader_judges_the_state_rubrics_and_keeps_every_set(tmp_path) -> None:
     record = {"id": "t1", "instructions": "Order lunch.", "environment": {"time": "x"},
               "evaluation_criteria": {"state_rubrics": ["order placed", "paid"],
                                       "overall_rubrics": ["paid", "polite"]}}
@@ -173,6 +173,9 @@ def test_the_loader_keeps_state_rubrics_and_judges_both(tmp_path) -> None:
     path.parent.mkdir()
     path.write_text(json.dumps([record]))
     task = load_vitabench_file(path).tasks[0]
-    assert task.rubrics == ["order placed", "paid", "polite"]
+    assert task.rubrics == ["order placed", "paid"]
+    assert task.extra["rubric_sets"] == {"state": ["order placed", "paid"],
+                                         "overall": ["paid", "polite"],
+                                         "union": ["order placed", "paid", "polite"]}
     assert task.extra["state_rubrics"] == ["order placed", "paid"]
     assert task.extra["overall_rubrics"] == ["paid", "polite"]
