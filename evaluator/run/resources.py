@@ -171,11 +171,25 @@ async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: 
     return res.server.base_url
 
 
-def resolve_endpoint(ep: Endpoint, engine_url: str | None, engine_model: str) -> Endpoint:
+def resolve_endpoint(ep: Endpoint, engine_url: str | None, engine_model: str,
+                     min_timeout_s: float = 0.0) -> Endpoint:
+    """An "embedded" endpoint pointed at the engine; `min_timeout_s` raises its per-request
+    timeout (a CPU engine started here: `slow_engine_timeout`)."""
     if ep.base_url != "embedded":
         return ep
     assert engine_url is not None
-    return msgspec.structs.replace(ep, base_url=engine_url, model=ep.model or engine_model)
+    return msgspec.structs.replace(ep, base_url=engine_url, model=ep.model or engine_model,
+                                   timeout_s=max(ep.timeout_s, min_timeout_s))
+
+
+def slow_engine_timeout(server: Any) -> float:
+    """The least per-request timeout for roles on `server`: a CPU engine started here may
+    take longer than the 600 s default over one capped request (docs/serve.md); else 0."""
+    from backends.server_launch import CPU_REQUEST_TIMEOUT_S
+
+    if server is None or server.attached or server.device != "cpu":
+        return 0.0
+    return CPU_REQUEST_TIMEOUT_S
 
 
 def replica_specs(ep: Endpoint, replicas: list[Any]) -> list[Any]:
@@ -266,6 +280,7 @@ async def open_role(
     else:
         adm = res.admission_for(ep.base_url, config.admission)
     info.seeds = sends_seeds(res.server if embedded else None)
+    info.output_cap = res.server.output_cap if embedded and res.server is not None else None
     endpoint = RoleEndpoint(role, client, model, sampling, adm, counters,
                             send_priority=config.admission.send_priority, routed=routed,
                             seeds=info.seeds)

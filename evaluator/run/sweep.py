@@ -46,6 +46,7 @@ from evaluator.run.resources import (
     SweepError,
     open_role,
     resolve_endpoint,
+    slow_engine_timeout,
     start_engine,
     start_pollers,
     start_sampler,
@@ -207,12 +208,13 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         engine_url = await start_engine(config, run_dir, res, request.judge,
                                         request.server_factory)
         engine_model = res.server.model if res.server is not None else ""
+        slow = slow_engine_timeout(res.server)
         infos: list[RoleInfo] = []
         roles = {}
         for name in ("agent", "user", "tool_simulator"):
             rc = getattr(config, name)
             ep = rc.endpoint if rc.replicas else resolve_endpoint(rc.endpoint, engine_url,
-                                                                  engine_model)
+                                                                  engine_model, slow)
             roles[name] = await open_role(name, ep, rc.sampling, config, res, counters, infos,
                                           rc.endpoint.base_url == "embedded", rc)
         sim = roles["tool_simulator"]
@@ -224,7 +226,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                      len(done), environment, _prompt_info(prompt_set), domains)
         judge = None
         if request.judge:
-            judge_eps = [resolve_endpoint(ep, engine_url, engine_model)
+            judge_eps = [resolve_endpoint(ep, engine_url, engine_model, slow)
                          for ep in config.judge.endpoints]
             judge = await start_judging(config, run_dir, judge_eps, res, counters, taskset,
                                         prompt_set)
