@@ -54,7 +54,7 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
     window_overlap: sliding-window evaluator: turns shared by adjacent windows (`delta`).
     rubric_set: sliding-window evaluator: which of a task's rubric lists to judge, for data
         that carries several (VitaBench's files: "state", "overall", "union"); "" = the
-        benchmark's default (docs/vitabench.md, "Which rubrics are judged").
+        benchmark's default (docs/judges.md, sliding-window evaluator).
     window_final_state: sliding-window evaluator: show the judge, under its Environment, the
         final state the benchmark supplies (VitaBench: the database records the episode
         created or changed). Off by default, as in the reference (its judge always sees an

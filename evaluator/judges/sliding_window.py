@@ -1,6 +1,6 @@
 """Rubric-based sliding-window evaluator (VitaBench, paper section 3.3 and appendix E), with
-the reference evaluator's semantics (`meituan-longcat/vitabench`, `evaluator_traj.py`; see
-docs/judges.md).
+the semantics of the paper's public reference evaluator (`evaluator_traj.py` in the
+Meituan LongCat repository; see docs/judges.md).
 
 The trajectory's messages are cut into windows of `w` messages, adjacent windows sharing
 `delta`. Every rubric starts false with an empty justification. One judge call per window, in

@@ -187,7 +187,8 @@ def slow_engine_timeout(server: Any) -> float:
     take longer than the 600 s default over one capped request (docs/serve.md); else 0."""
     from backends.server_launch import CPU_REQUEST_TIMEOUT_S
 
-    if server is None or server.attached or server.device != "cpu":
+    if server is None or getattr(server, "attached", True) or \
+            getattr(server, "device", "") != "cpu":
         return 0.0
     return CPU_REQUEST_TIMEOUT_S
 
@@ -280,7 +281,7 @@ async def open_role(
     else:
         adm = res.admission_for(ep.base_url, config.admission)
     info.seeds = sends_seeds(res.server if embedded else None)
-    info.output_cap = res.server.output_cap if embedded and res.server is not None else None
+    info.output_cap = getattr(res.server, "output_cap", None) if embedded else None
     endpoint = RoleEndpoint(role, client, model, sampling, adm, counters,
                             send_priority=config.admission.send_priority, routed=routed,
                             seeds=info.seeds)
