@@ -51,13 +51,20 @@ def _read_vectors(vectors_path: str, n: int, dim: int) -> np.ndarray:
                       dtype=np.float32)
 
 
+def ivf_shape(n: int) -> tuple[int, int]:
+    """(nlist, training rows) of the IVF index over `n` rows: 4 sqrt(n) lists, at least 40 rows
+    per list, trained on 64 rows per list."""
+    nlist = max(1, min(int(4 * np.sqrt(n)), n // 40))
+    return nlist, min(n, nlist * 64)
+
+
 def _train(faiss: Any, x: np.ndarray) -> Any:
     n, dim = x.shape
-    nlist = max(1, min(int(4 * np.sqrt(n)), n // 40))
+    nlist, n_train = ivf_shape(n)
     quant = faiss.IndexFlatIP(dim)
     ivf = faiss.IndexIVFFlat(quant, dim, nlist, faiss.METRIC_INNER_PRODUCT)
     ivf.cp.seed = 1234
-    sample = x[np.random.default_rng(0).choice(n, size=min(n, nlist * 64), replace=False)]
+    sample = x[np.random.default_rng(0).choice(n, size=n_train, replace=False)]
     ivf.train(sample)
     ivf.add(x)
     return ivf

@@ -41,3 +41,52 @@ def _stable_order(scores, idx):
 
     order = torch.from_numpy(np.lexsort((idx.numpy(), -scores.numpy())).astype(np.int64))
     return order
+
+
+class DeviceTopK:
+    """Exact inner-product top-k over a matrix held once on a torch device (a GPU when given).
+
+    `topk_inner_product` streams a memory-mapped matrix through CPU memory on every query; this
+    keeps the matrix resident (float16 or float32) and answers a batch of queries per call.
+    Same contract: rows and queries L2-normalised, results by score descending, ties broken
+    towards the lower row index (also at the k-th place), so CPU and GPU give the same rows
+    wherever their scores agree.
+    """
+
+    def __init__(self, matrix: np.ndarray, device: str = "cpu", dtype: str = "float32",
+                 max_scores: int = 1 << 26) -> None:
+        import torch
+
+        self.max_scores = max_scores      # scores held at once: 2**26 float32 = 256 MiB
+        self._torch = torch
+        self.device = torch.device(device)
+        self.dtype = getattr(torch, dtype)
+        self.n, self.dim = matrix.shape
+        self.matrix = torch.from_numpy(np.ascontiguousarray(matrix)).to(self.device, self.dtype)
+
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, row indices), each (n_queries, min(k, rows))."""
+        torch = self._torch
+        q = np.ascontiguousarray(queries, dtype=np.float32).reshape(-1, self.dim)
+        k = min(k, self.n)
+        if k <= 0:
+            return np.zeros((q.shape[0], 0), np.float32), np.zeros((q.shape[0], 0), np.int64)
+        block = max(1, self.max_scores // self.n)
+        if q.shape[0] > block:
+            parts = [self.search(q[j:j + block], k) for j in range(0, q.shape[0], block)]
+            return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        qt = torch.from_numpy(q).to(self.device, self.dtype)
+        scores = (qt @ self.matrix.T).float()
+        top_s, top_i = torch.topk(scores, k, dim=1)
+        # a row whose k-th score is shared by a row left out of the top-k: take every row
+        # scoring at least the k-th and keep the lowest indices (the rare slow path)
+        tied = torch.nonzero((scores >= top_s[:, -1:]).sum(dim=1) > k).flatten().tolist()
+        s, i = top_s.cpu().numpy(), top_i.cpu().numpy()
+        order = np.lexsort((i, -s), axis=-1)
+        s, i = np.take_along_axis(s, order, 1), np.take_along_axis(i, order, 1)
+        for r in tied:
+            idx = torch.nonzero(scores[r] >= top_s[r, -1]).flatten()
+            rs, ri = scores[r][idx].cpu().numpy(), idx.cpu().numpy()
+            keep = np.lexsort((ri, -rs))[:k]
+            s[r], i[r] = rs[keep], ri[keep]
+        return s.astype(np.float32), i.astype(np.int64)
