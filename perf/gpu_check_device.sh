@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Runs `python -m perf.gpu_check` (and the kernel tests on CUDA) on a lent GPU machine whose
-# image has torch but no FAISS. Prepare, here, in the repository root (all ignored by git):
+# image has torch (CUDA 13) but no FAISS. Only faiss-gpu 1.15.1 has sm_90 kernels
+# (faiss-gpu-cu12 1.14 stops at sm_80: "no kernel image is available"), and it links CUDA 12's
+# libcudart (a 1 MB wheel, carried) and libcublas (a 600 MB wheel, too big to carry). The
+# image's CUDA 13 cuBLAS answers instead, through a forwarding library built there from
+# perf/gpu_shim/ (the eight cuBLAS calls FAISS makes, under the CUDA 12 names).
 #
-#   echo /.whl/ >> .git/info/exclude
+# Prepare, here, in the repository root (ignored by git):
+#   printf '/.whl/\n/.chunk/\n' >> .git/info/exclude
 #   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
-#       --platform manylinux2014_x86_64 -d .whl faiss-gpu-cu12 nvidia-cuda-runtime-cu12 msgspec
-#   mkdir -p .whl/shim   # + libcublas.so.12 / libcublasLt.so.12 built from cublas12_shim.c
-#
-# faiss-gpu-cu12 links CUDA 12's libcudart (a 1 MB wheel, carried) and libcublas (a 600 MB
-# wheel, too big to carry). The image has CUDA 13's cuBLAS, so a small forwarding library
-# (.whl/shim/cublas12_shim.c, rebuilt there when gcc is present) answers the eight cuBLAS
-# calls FAISS makes under the CUDA 12 names. Then, carrying .whl:
-#
+#       --platform manylinux_2_28_x86_64 --platform manylinux2014_x86_64 \
+#       -d .whl nvidia-cuda-runtime-cu12==12.8.90 msgspec faiss-gpu==1.15.1
+# The faiss-gpu wheel (135 MB) is over a call's 64 MiB: move it out of .whl, `split -b 45M`
+# it, and send each part in its own call on the same warm machine (carry .chunk holding one
+# part; command `mkdir -p /tmp/parts && cp .chunk/* /tmp/parts/`), then, carrying .whl:
+#   cat /tmp/parts/part-* > .whl/faiss_gpu-1.15.1-cp310-abi3-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl
 #   bash perf/gpu_check_device.sh        # figures to $OUT/gpu_check.json and $OUT/log
 set -uo pipefail
 export PYTHONUNBUFFERED=1
@@ -19,13 +22,10 @@ OUT=${OUT:-/tmp/gpu_check_out}
 mkdir -p "$OUT" /tmp/site /tmp/shim
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
     --target /tmp/site .whl/*.whl || exit 1
-cp .whl/shim/libcublas*.so.12 /tmp/shim/
-if command -v gcc >/dev/null; then
-    (cd .whl/shim && gcc -O2 -shared -fPIC -Wl,-soname,libcublas.so.12 \
-        -Wl,--version-script=cublas.map cublas12_shim.c -ldl -o /tmp/shim/libcublas.so.12 &&
-     gcc -O2 -shared -fPIC -Wl,-soname,libcublasLt.so.12 -Wl,--version-script=lt.map lt.c \
-        -o /tmp/shim/libcublasLt.so.12) || echo "shim rebuild failed; using the carried build"
-fi
+(cd perf/gpu_shim && gcc -O2 -shared -fPIC -Wl,-soname,libcublas.so.12 \
+    -Wl,--version-script=cublas.map cublas12_shim.c -ldl -o /tmp/shim/libcublas.so.12 &&
+ gcc -O2 -shared -fPIC -Wl,-soname,libcublasLt.so.12 -Wl,--version-script=lt.map lt.c \
+    -o /tmp/shim/libcublasLt.so.12) || { echo "cannot build the cuBLAS shim (gcc?)"; exit 1; }
 cublas13=$(find /opt /usr/local /usr/lib -name 'libcublas.so.13*' 2>/dev/null | head -1)
 echo "CUDA 13 cuBLAS: ${cublas13:-not found}"
 cu13=$(dirname "${cublas13:-/x/x}")
