@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import signal
 import sys
 from collections.abc import Iterator
@@ -42,6 +43,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--concurrency", type=int, default=None, help="judge requests in flight")
     p.add_argument("--no-meta", action="store_true",
                    help="skip audit judges (TravelBench's meta-judge)")
+    p.add_argument("--set", action="append", default=[], metavar="judge.KEY=VALUE",
+                   help="change a judge setting for this run from now on, e.g. --set "
+                   "judge.structured_output=true (kept in RUN_DIR/judge_overrides.json, applied "
+                   "by later judge and report commands, listed as a deviation; repeatable). "
+                   "Units already judged keep their judgements: add --rerun or --retry-errors")
     p.set_defaults(func=run_judge)
 
 
@@ -54,20 +60,30 @@ def _manifest(run_dir: Path) -> dict[str, Any]:
     return raw if isinstance(raw, dict) else {}
 
 
-def _run_config(run_dir: Path) -> Any:
+def _run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> Any:
     """The run's RunConfig: the manifest's resolved config (old key names accepted), else
-    config.toml, else defaults."""
-    from evaluator.config import convert_config, load_config
+    config.toml, else defaults; with the judge overrides (`evaluator.judges.overrides`) set."""
+    from evaluator.config import convert_config, load_config, plain
+    from evaluator.judges.overrides import apply_overrides
 
+    config = None
     resolved = _manifest(run_dir).get("resolved_config")
     if isinstance(resolved, dict):
         try:
-            return convert_config(resolved)
+            config = convert_config(resolved)
         except msgspec.ValidationError:
             pass
-    config_path = run_dir / "config.toml"
-    config, _ = load_config(config_path if config_path.exists() else None)
-    return config
+    if config is None:
+        config_path = run_dir / "config.toml"
+        config, _ = load_config(config_path if config_path.exists() else None)
+    if not overrides:
+        return config
+    raw = plain(config)
+    raw["judge"] = apply_overrides(raw.get("judge") or {}, overrides)
+    try:
+        return convert_config(raw)
+    except msgspec.ValidationError as exc:
+        raise ValueError(f"judge setting override ({', '.join(sorted(overrides))}): {exc}") from None
 
 
 def run_benchmark(run_dir: Path, config: Any) -> Any:
@@ -112,6 +128,14 @@ def judge_settings_for(config: Any, args: argparse.Namespace) -> Any:
     return s
 
 
+def _new_overrides(items: list[str]) -> dict[str, Any]:
+    from evaluator.config import known_fields
+    from evaluator.config_check import parse_override
+    from evaluator.judges.overrides import parse_sets
+
+    return parse_sets([parse_override(item) for item in items], known_fields()) if items else {}
+
+
 def _tasks(config: Any) -> tuple[dict[str, Any], dict[str, list[dict[str, Any]]]]:
     from bench_data.registry import load_tasks
 
@@ -149,14 +173,22 @@ def run_judge(args: argparse.Namespace) -> int:
             print(f"error: {flag}: a value is needed, got {value!r} (an unset shell variable?)",
                   file=sys.stderr)
             return 2
+    from evaluator.judges.overrides import OverrideError, read_overrides, record_overrides
+
     try:
-        config = _run_config(run_dir)
+        new = _new_overrides(args.set)
+        overrides = {**read_overrides(run_dir), **new}
+        config = _run_config(run_dir, overrides)
         settings = judge_settings_for(config, args)
         bench = run_benchmark(run_dir, config)
         prompts = run_prompt_set(config, bench)
-    except (ConfigError, ValueError, BenchmarkError) as exc:
+    except (ConfigError, ValueError, BenchmarkError, OverrideError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if new:  # valid: kept for the later judge and report commands of this run
+        record_overrides(run_dir, new)
+        print("judge settings changed for this run: " + ", ".join(
+            f"judge.{k}={json.dumps(v)}" for k, v in sorted(new.items())), file=sys.stderr)
     try:  # a corrupt line stops the command now, before an engine starts
         from evaluator.judges.pool import read_judgements
         from evaluator.run.results import iter_records

@@ -178,8 +178,13 @@ def read_config(run_dir: Path) -> dict[str, Any]:
         raise ReportInputError(f"{path}: {exc}") from None
 
 
-def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str]:
+def _run_info(manifest: dict[str, Any], config: dict[str, Any],
+              overrides: dict[str, Any] | None = None) -> dict[str, str]:
+    """`overrides`: judge settings changed after the run (listed with the deviations)."""
+    from evaluator.judges.overrides import describe
+
     info: dict[str, str] = {}
+    later = describe(overrides or {})
     for key in ("agentsweep_version", "version", "started_at", "start_time"):
         if key in manifest and isinstance(manifest[key], (str, int, float)):
             info[key] = str(manifest[key])
@@ -187,14 +192,14 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any]) -> dict[str, str
     if isinstance(profile, str) and profile:
         info["profile"] = profile
         devs = manifest.get("deviations")
-        if isinstance(devs, dict) and devs:
-            info["deviations"] = "; ".join(
-                f"{k}={_short(v.get('used'))} ({profile}: {_short(v.get('profile'))})"
-                for k, v in sorted(devs.items()) if isinstance(v, dict))
-        else:
-            info["deviations"] = "none"
+        devs = devs if isinstance(devs, dict) else {}
+        lines = [f"{k}={_short(v.get('used'))} ({profile}: {_short(v.get('profile'))})"
+                 for k, v in sorted(devs.items()) if isinstance(v, dict)]
+        info["deviations"] = "; ".join(lines + later) or "none"
     elif manifest:
         info["profile"] = "none (run written before settings profiles)"
+        if later:
+            info["deviations"] = "; ".join(later)
     prompts = manifest.get("prompt_set")
     if isinstance(prompts, dict) and prompts.get("name"):
         info["prompts"] = f"{prompts['name']} {prompts.get('digest', '')}".strip()
@@ -247,6 +252,15 @@ def _load_plugins(manifest: dict[str, Any]) -> None:
             raise ReportInputError(str(exc)) from None
 
 
+def _judge_overrides(run_dir: Path) -> dict[str, Any]:
+    from evaluator.judges.overrides import OverrideError, read_overrides
+
+    try:
+        return read_overrides(run_dir)
+    except OverrideError as exc:
+        raise ReportInputError(str(exc)) from None
+
+
 def _short(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
@@ -295,6 +309,11 @@ def load_run(
     if isinstance(resolved, dict) and isinstance(resolved.get("judge"), dict):
         # the judge settings the run used (profile included), not only what config.toml says
         config = {**config, "judge": resolved["judge"]}
+    overrides = _judge_overrides(run_dir)
+    if overrides:  # changed later by `agentsweep judge --set`
+        from evaluator.judges.overrides import apply_overrides
+
+        config = {**config, "judge": apply_overrides(config.get("judge") or {}, overrides)}
     threshold = success_threshold
     if threshold is None:
         threshold = _config_threshold(config)
@@ -329,7 +348,7 @@ def load_run(
         episodes=episodes,
         success_threshold=threshold,
         score_source=source,
-        info=_run_info(manifest, config),
+        info=_run_info(manifest, config, overrides),
         throughput=_throughput(run_dir),
     )
 

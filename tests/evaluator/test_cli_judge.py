@@ -349,3 +349,69 @@ def test_sigterm_exits_130_with_a_hint_and_keeps_what_was_judged(sample_run, tmp
     assert f"judged {10 - len(first)} (0 judge errors), {len(first)} already judged" in r.stdout
     keys = [(j.trajectory_hash, j.kind) for j in read_judgements(run_dir)]
     assert len(keys) == 10 and len(set(keys)) == 10
+
+
+def test_set_changes_judge_settings_for_later_commands_and_is_a_deviation(
+        sample_run, judge, tmp_path, capsys):
+    """`judge --set judge.KEY=VALUE`: used now, kept in judge_overrides.json for later judge
+    and report commands (the manifest is left as it was), and listed as a deviation."""
+    from evaluator.judges.overrides import OVERRIDES_FILE
+    from evaluator.report.load import load_run
+
+    run_dir = copy_run(sample_run, tmp_path / "run")
+    manifest = (run_dir / "manifest.json").read_bytes()
+    args = (str(run_dir), "--judge-url", judge.url, "--judge-model", JUDGE_MODEL)
+    assert judge_cli(*args) == 0                     # the run's settings: JSON schema decoding
+    assert all("response_format" in b for b in judge.requests)
+    assert load_run(run_dir).info["deviations"] == "none"
+    capsys.readouterr()
+
+    assert judge_cli(*args, "--rerun", "--set", "judge.structured_output=false",
+                     "--set", "judge.sampling.temperature=0.3") == 0
+    err = capsys.readouterr().err
+    assert "judge.structured_output=false" in err and "judge.sampling.temperature=0.3" in err
+    asked, seen = judge.requests[8:], len(judge.requests)
+    assert len(asked) >= 8                           # retries (at retry_temperature) may add
+    assert all("response_format" not in b for b in asked)
+    assert asked[0]["temperature"] == 0.3 and {b["temperature"] for b in asked} <= {0.3, 0.7}
+    assert json.loads((run_dir / OVERRIDES_FILE).read_text()) == {
+        "set": {"sampling.temperature": 0.3, "structured_output": False}}
+    assert (run_dir / "manifest.json").read_bytes() == manifest
+
+    # a later judge command applies them without being told; a new --set replaces one value
+    assert judge_cli(*args, "--rerun", "--set", "judge.sampling.temperature=0.0") == 0
+    asked = judge.requests[seen:]
+    assert all("response_format" not in b for b in asked)
+    assert asked[0]["temperature"] == 0.0 and {b["temperature"] for b in asked} <= {0.0, 0.7}
+    info = load_run(run_dir).info
+    assert info["deviations"] == ("judge.sampling.temperature=0.0 (agentsweep judge --set); "
+                                  "judge.structured_output=false (agentsweep judge --set)")
+
+
+@pytest.mark.parametrize(("item", "message"), [
+    ("agent.sampling.temperature=0.5", "only judge settings (judge.*) can change after the run"),
+    ("judge.structurd_output=true", "--set judge.structurd_output: unknown judge setting"),
+    ("judge.concurrency=many", "judge setting override (concurrency)"),
+    ("judge", "expected key.path=value"),
+])
+def test_set_rejects_what_it_cannot_apply_and_records_nothing(sample_run, tmp_path, capsys,
+                                                              item, message):
+    from evaluator.judges.overrides import OVERRIDES_FILE
+
+    run_dir = copy_run(sample_run, tmp_path / "run")
+    assert judge_cli(str(run_dir), "--judge-url", "http://127.0.0.1:9/v1", "--set", item) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
+    assert not (run_dir / OVERRIDES_FILE).exists()
+
+
+def test_a_damaged_overrides_file_is_a_one_line_error(sample_run, tmp_path, capsys):
+    from evaluator.judges.overrides import OVERRIDES_FILE
+
+    run_dir = copy_run(sample_run, tmp_path / "run")
+    (run_dir / OVERRIDES_FILE).write_text('{"set": ')
+    assert judge_cli(str(run_dir), "--judge-url", "http://127.0.0.1:9/v1") == 2
+    err = capsys.readouterr().err
+    assert f"{OVERRIDES_FILE}:1: not valid JSON" in err and len(err.strip().splitlines()) == 1
+    assert (run_dir / OVERRIDES_FILE).read_text() == '{"set": '

@@ -88,6 +88,8 @@ async def _window(inp: JudgeInput) -> Judgement:
 
 
 def judge_kinds(record: EpisodeRecord, task: Task | None, settings: JudgeSettings) -> list[str]:
+    if record.termination == "max_steps":  # scored 0 as it stands: no judge call is spent
+        raise Unjudgeable("step limit reached: scored 0 without judging (as the reference)")
     if task is None:
         raise Unjudgeable("rubric task not found")
     if not judged_task(task, settings).rubrics:

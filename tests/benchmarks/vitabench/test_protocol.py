@@ -134,6 +134,11 @@ async def test_max_steps_scores_zero_without_a_judgement() -> None:
 
     unit = bench.score(record, Nothing(), ScoreContext(settings=JudgeSettings()))
     assert unit is not None and unit.score == 0.0 and unit.success is False
+    # and the judging stage spends no call on it
+    from evaluator.benchmarks.base import Unjudgeable
+
+    with pytest.raises(Unjudgeable, match="step limit"):
+        bench.judge_kinds(record, task, JudgeSettings())
 
 
 async def test_trials_of_one_task_share_the_base_and_keep_their_own_writes() -> None:
