@@ -159,7 +159,7 @@ def load_vitabench_file(
             "environment": record.environment,
             "user_profile": record.user_scenario.user_profile,
             "expected_states": criteria.expected_states,
-            "state_rubrics": list(criteria.state_rubrics),
+            "state_rubrics": state,            # top-level and every expected state's
             "overall_rubrics": list(criteria.overall_rubrics),
             "rubric_sets": sets,
             "message_history": record.message_history,

@@ -75,7 +75,6 @@ class MetaVerdict(msgspec.Struct):
 
 class WindowItem(msgspec.Struct):
     satisfied: bool
-    overturned: bool = False
     justification: str = ""
 
 
@@ -329,7 +328,7 @@ def parse_window(text: str, rubric_keys: list[str]) -> dict[str, WindowItem]:
     (or a bare list); the reference's `meetExpectation` field is accepted for `satisfied`.
     Items may also be matched by position when the key is missing. As in the reference, an
     answer may leave rubrics out (they keep their state); one with no usable item at all is
-    unparseable. An `overturned` field, from older prompts, is read but not needed."""
+    unparseable. Other fields (an `overturned` flag of older prompts) are ignored."""
     for candidate in json_candidates(text):
         items = _window_items(candidate)
         if items is None:
@@ -344,8 +343,7 @@ def parse_window(text: str, rubric_keys: list[str]) -> dict[str, WindowItem]:
             sat = _truthy(item.get("satisfied", item.get("meetExpectation")))
             if sat is None:
                 continue
-            over = _truthy(item.get("overturned")) or False
-            out[str(key)] = WindowItem(sat, over, str(item.get("justification", "") or ""))
+            out[str(key)] = WindowItem(sat, str(item.get("justification", "") or ""))
         if out:
             return out
     raise JudgeParseError(f"no window verdict for any of the rubric keys {rubric_keys}")

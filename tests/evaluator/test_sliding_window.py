@@ -48,8 +48,7 @@ def test_each_answer_is_the_new_state_and_silence_keeps_it():
     s = apply_window(s, {"a": WindowItem(False, justification="[12] cancelled")})
     assert s.satisfied == {"a": False, "b": False}
     assert s.notes == {"a": "[12] cancelled", "b": "nothing yet"}   # b left out: kept
-    # an "overturned" flag (older prompts) plays no part
-    s = apply_window(s, {"b": WindowItem(True, overturned=True, justification="[14] paid")})
+    s = apply_window(s, {"b": WindowItem(True, justification="[14] paid")})
     assert s.satisfied == {"a": False, "b": True} and s.notes["b"] == "[14] paid"
 
 

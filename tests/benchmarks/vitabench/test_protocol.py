@@ -172,7 +172,8 @@ def test_the_benchmark_has_a_protocol_environment_and_paper_profile() -> None:
 
 def test_the_loader_judges_the_state_rubrics_and_keeps_every_set(tmp_path) -> None:
     record = {"id": "t1", "instructions": "Order lunch.", "environment": {"time": "x"},
-              "evaluation_criteria": {"state_rubrics": ["order placed", "paid"],
+              "evaluation_criteria": {"state_rubrics": ["order placed"],
+                                      "expected_states": [{"state_rubrics": ["paid"]}],
                                       "overall_rubrics": ["paid", "polite"]}}
     path = tmp_path / "delivery" / "tasks_en.json"
     path.parent.mkdir()
