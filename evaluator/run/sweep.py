@@ -81,6 +81,9 @@ class RunRequest:
     estimate: dict[str, Any] | None = None  # a bench's estimate, kept as RUN_DIR/estimate.json
     server_factory: Any = None  # makes managed replicas (tests: a fake; default VLLMServer)
     check: bool = False  # validate everything a run needs, then stop: no engine, no writes
+    # the least per-request timeout of roles on the embedded engine when that engine is one a
+    # caller started on CPU and hands over by URL (a sweep's): attached, it is not raised here
+    min_request_timeout_s: float = 0.0
 
 
 @dataclass
@@ -208,7 +211,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         engine_url = await start_engine(config, run_dir, res, request.judge,
                                         request.server_factory)
         engine_model = res.server.model if res.server is not None else ""
-        slow = slow_engine_timeout(res.server)
+        slow = max(slow_engine_timeout(res.server), request.min_request_timeout_s)
         infos: list[RoleInfo] = []
         roles = {}
         for name in ("agent", "user", "tool_simulator"):

@@ -192,21 +192,24 @@ class CellExecutor:
     async def run(self, cell: Cell) -> int:
         """Run (or resume) one cell into its run directory; its exit code."""
         from evaluator.run.manifest import MANIFEST_FILE
+        from evaluator.run.resources import slow_engine_timeout
         from evaluator.run.sweep import RunRequest, run_sweep
         from evaluator.run.sweep import SweepError as RunError
 
         url = await self._engine_url(cell)
         extra = [("engine.url", url, "sweep's embedded engine")] if url else []
+        # the engine this sweep started on CPU: its cells wait as long as a run's own would
+        slow = slow_engine_timeout(self._server) if url and not self.engine_url else 0.0
         run_dir = self.sweep.directory / cell.name
         print(f"[sweep] cell {cell.name} ({cell.model} x {cell.bench})", file=sys.stderr)
         judge = self.sweep.spec.judge
         if (run_dir / MANIFEST_FILE).exists():
             request = RunRequest(resume=str(run_dir), overrides=extra, judge=judge,
-                                 progress=self.progress)
+                                 progress=self.progress, min_request_timeout_s=slow)
         else:
             base = str(self.sweep.base) if self.sweep.base else None
             request = RunRequest(config_path=base, overrides=list(cell.overrides) + extra,
-                                 judge=judge, progress=self.progress)
+                                 judge=judge, progress=self.progress, min_request_timeout_s=slow)
         try:
             result = await run_sweep(request)
         except RunError as exc:

@@ -192,3 +192,62 @@ def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch):
         ray_exec.run_on_ray(sweep, cells, ray_exec.RaySettings(address="auto"), resume=False)
     assert not sweep.directory.exists()
     assert prepare(str(grid), None)[1] == cells      # the same command is still a new sweep
+
+
+@pytest.mark.parametrize(("given_url", "device", "want"), [
+    (None, "cpu", "slow"),        # the sweep started a CPU engine: the long CPU timeout
+    (None, "cuda", 0.0),          # a GPU engine: the roles' own timeout
+    ("http://127.0.0.1:9/v1", "cpu", 0.0),   # --engine-url: someone else's server
+])
+def test_cells_on_the_sweeps_own_cpu_engine_get_the_long_request_timeout(
+        tmp_path, monkeypatch, given_url, device, want):
+    import asyncio
+
+    import backends.server
+    import evaluator.run.sweep as run_sweep_mod
+    from backends.server_launch import CPU_REQUEST_TIMEOUT_S
+    from evaluator.sweep.local import CellExecutor, cell_configs
+
+    class FakeServer:
+        def __init__(self, *a, device="cpu", **kw):
+            self.device, self.attached = device, False
+            self.base_url, self.model = "http://127.0.0.1:7/v1", "m"
+
+        async def astart(self):
+            return None
+
+        async def astop(self):
+            return None
+
+        def stop(self):
+            return None
+
+    monkeypatch.setattr(backends.server, "VLLMServer",
+                        lambda *a, **kw: FakeServer(*a, **{**kw, "device": device}))
+    seen = []
+
+    async def fake_run_sweep(request):
+        seen.append(request)
+        return run_sweep_mod.SweepResult(run_dir=tmp_path, exit_code=0)
+
+    monkeypatch.setattr(run_sweep_mod, "run_sweep", fake_run_sweep)
+    grid = tmp_path / "g.toml"
+    grid.write_text(f'''
+name = "g"
+out = "{tmp_path / 'out'}"
+[set]
+plugins = ["tests.toybench"]
+[[models]]
+name = "m"
+[[benchmarks]]
+name = "toy"
+data = "{TOY}"
+''')
+    sweep = load_sweep(grid)
+    cells = expand(sweep)
+    ex = CellExecutor(sweep, cell_configs(sweep, cells), progress="off",
+                      engine_log=tmp_path / "engine.log", engine_url=given_url)
+    assert asyncio.run(ex.run(cells[0])) == 0
+    assert seen[0].min_request_timeout_s == (CPU_REQUEST_TIMEOUT_S if want == "slow" else want)
+    assert ("engine.url", given_url or "http://127.0.0.1:7/v1", "sweep's embedded engine") in \
+        seen[0].overrides
