@@ -157,7 +157,7 @@ def test_a_run_written_before_profiles_resumes_with_its_old_defaults(stub, tmp_p
     assert len((run_dir / "episodes.jsonl").read_text().splitlines()) == n_before
 
 
-def test_vitabench_and_grouptravelbench_paper_output_caps_are_the_references(tmp_path):
+def test_the_paper_profiles_output_caps_are_the_references(tmp_path):
     # VitaBench's reference sends no max_tokens for any role: unset, the server's limit
     vita = _load(("data.benchmark", "vitabench"), ("data.dataset", str(tmp_path)))
     assert vita.profile == "paper"
@@ -169,6 +169,10 @@ def test_vitabench_and_grouptravelbench_paper_output_caps_are_the_references(tmp
     assert gtb.agent.sampling.max_tokens == 8192 and gtb.user.sampling.max_tokens == 8192
     assert gtb.sandbox.simulator_max_tokens == 8192
     assert gtb.judge.sampling.max_tokens == 32768
+    # TRIP-Bench's paper states none ("default settings"): unset, as VitaBench's
+    trip = _load(("data.benchmark", "tripbench"), ("data.dataset", str(tmp_path)))
+    assert trip.profile == "paper" and trip.agent.sampling.temperature == 0.7
+    assert trip.agent.sampling.max_tokens is None and trip.user.sampling.max_tokens is None
     # a user's cap is a recorded deviation
     capped = _load(("data.benchmark", "vitabench"), ("data.dataset", str(tmp_path)),
                    ("agent.sampling.max_tokens", 160))
