@@ -17,7 +17,11 @@ entries are its lines in file order, where a line whose index `i` is not past th
 read so far replaces them from `i` on (a new attempt starts again at 0; a replay that
 diverged writes from the point where it diverged).
 
-Replay (`UnitJournal`): on `--resume`, the first attempt of an unfinished unit gets its entries.
+Replay (`UnitJournal`): on `--resume`, the first attempt of an unfinished unit gets its entries;
+within a session, an attempt retried after an infrastructure error gets the entries of the
+attempt that failed (what a resume would read back for it: the replayed ones it kept, then its
+live ones), so a retry asks the model again only from the call that failed. An attempt holds
+its live entries in memory until it ends (about the size of its responses' JSON).
 A request whose hash matches an unconsumed entry is answered from it (entries of one hash in
 order), without admission and without reaching the server. The first agent or user request
 that matches none ends the replay: that call and everything after it are live, and the record
@@ -142,6 +146,7 @@ class Journal:
                  size_before: int, size_after: int) -> None:
         self.path = path
         self.pending = pending  # unit key -> entries, handed out once (first attempt)
+        self.retries: dict[str, list[JournalEntry]] = {}  # a failed attempt's, for the next
         self.writer = writer
         self.units = len(pending)
         self.entries = sum(len(v) for v in pending.values())
@@ -151,9 +156,16 @@ class Journal:
         self.mismatches = 0  # units whose replay ended at a differing request
 
     def for_unit(self, key: str) -> UnitJournal:
-        """The journal of one attempt of a unit: its entries on the first attempt of this
-        session, none on a retry (a retried episode starts again from scratch)."""
-        return UnitJournal(key, self, self.pending.pop(key, ()))
+        """The journal of one attempt of a unit: its journaled entries on the first attempt of
+        this session; on a retry, those of the attempt that failed (`keep_for_retry`)."""
+        entries = self.pending.pop(key, None) or self.retries.pop(key, ())
+        return UnitJournal(key, self, entries)
+
+    def keep_for_retry(self, unit: UnitJournal) -> None:
+        """A unit's attempt failed: keep its entries for the unit's next attempt."""
+        entries = unit.entries_now()
+        if entries:
+            self.retries[unit.key] = entries
 
     def describe(self) -> str:
         """One line for the start of a resumed run ("" when there is nothing to replay)."""
@@ -194,8 +206,8 @@ def open_journal(run_dir: str | Path, keep: set[str], *, fsync: bool = True) -> 
 class UnitJournal:
     """The journal of one attempt of one unit: answers replayed requests, writes live ones."""
 
-    __slots__ = ("_entries", "_journal", "_left", "_pool", "_unused", "_write_at", "by_role",
-                 "consumed", "key", "live", "mismatch_at")
+    __slots__ = ("_entries", "_journal", "_left", "_live_entries", "_pool", "_unused",
+                 "_write_at", "by_role", "consumed", "key", "live", "mismatch_at")
 
     def __init__(self, key: str, journal: Journal, entries: Sequence[JournalEntry] = ()) -> None:
         self.key = key
@@ -210,6 +222,7 @@ class UnitJournal:
         self._unused = len(entries)
         self._left = sum(1 for e in entries if e.r != SIMULATOR)  # agent/user entries unused
         self._write_at = len(entries)  # index of the next live entry
+        self._live_entries: list[JournalEntry] = []  # this attempt's, as written
         self.consumed = [False] * len(entries)
         self.by_role: dict[str, int] = {}  # replayed calls by role
         self.live = not entries
@@ -250,11 +263,20 @@ class UnitJournal:
 
     def record(self, role: str, request: str, response: ChatResponse) -> None:
         """Journal a live response (encoded now, before anyone edits its message)."""
+        resp = _encoder.encode(response)
         line = b'{"u":%b,"i":%d,"r":%b,"h":"%b","resp":%b}\n' % (
             _encoder.encode(self.key), self._write_at, _encoder.encode(role),
-            request.encode(), _encoder.encode(response))
+            request.encode(), resp)
+        self._live_entries.append(JournalEntry(self.key, self._write_at, role, request,
+                                               msgspec.Raw(resp)))
         self._write_at += 1
         self._journal.writer.put_line(line)
+
+    def entries_now(self) -> list[JournalEntry]:
+        """The unit's entries as `read_journal` would read them back now: the journaled ones
+        before the first live one, then the live ones."""
+        first = self._live_entries[0].i if self._live_entries else len(self._entries)
+        return [*self._entries[:first], *self._live_entries]
 
     def info(self) -> ReplayInfo | None:
         """What the record says about the replay (None: nothing was journaled for the unit)."""

@@ -3,8 +3,9 @@
 Units `(run, task, trial, seed)` are ordered by task with all trials of a task adjacent, so
 the trials of a task start together and (sharing one session id) hit the same prefix cache.
 Each episode is a coroutine; at most `concurrency` are in flight. A unit whose episode raises
-`InfrastructureError`, or runs out of file descriptors (EMFILE), is retried from scratch
-(bounded, exponential backoff with jitter); when
+`InfrastructureError`, or runs out of file descriptors (EMFILE), is run again (bounded,
+exponential backoff with jitter; the run's journal replays what the failed attempt received);
+when
 retries are exhausted it goes to failures.jsonl, never into the episodes as an agent failure.
 
 Stopping: `request_stop()` (Ctrl-C) stops starting episodes and lets the running ones finish

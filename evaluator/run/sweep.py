@@ -260,6 +260,9 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             token = CURRENT.set(unit_journal)
             try:
                 record = await protocols[task.subset](ctx)
+            except BaseException:  # a retry of this unit replays what this attempt got
+                journal.keep_for_retry(unit_journal)
+                raise
             finally:
                 CURRENT.reset(token)
             record.replay = unit_journal.info()

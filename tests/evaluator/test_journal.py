@@ -115,7 +115,7 @@ async def test_replay_answers_matching_requests_then_goes_live(tmp_path):
     assert info is not None and info.calls == 3 and info.journaled == 3
     assert info.by_role == {"agent": 2, "user": 1} and info.mismatch_at is None
     assert journal.replayed == 3
-    # a retry of the unit in the same session starts from scratch: nothing to replay
+    # the unit ended well: a later for_unit has nothing to replay
     assert journal.for_unit("u#0").info() is None
     await journal.close(all_done=False)
     # the live answer went after the replayed ones: a second kill would replay all four
@@ -232,3 +232,40 @@ async def test_the_writer_fsyncs_at_most_every_interval_and_at_close(tmp_path, f
     assert writer._unsynced is fsync  # the first batch was fsynced, the next ones wait
     await writer.close()
     assert (tmp_path / "j.jsonl").read_bytes().count(b"\n") == 3
+
+
+async def test_a_failed_attempt_hands_its_entries_to_the_retry(tmp_path):
+    calls = [("agent", _h("agent", "q"), "a1"), ("agent", _h("agent", "q", "a1", "u1"), "a2"),
+             ("agent", _h("agent", "q", "a1", "u1", "a2", "u2"), "a3")]
+    await _write(tmp_path, "u#0", calls[:2])
+    journal = open_journal(tmp_path, {"u#0"})
+    first = journal.for_unit("u#0")
+    for role, request, text in calls[:2]:
+        assert first.replay(role, request).message.content == text
+    assert first.replay(*calls[2][:2]) is None
+    first.record("agent", calls[2][1], _resp("a3"))
+    journal.keep_for_retry(first)                     # the attempt failed after its 3rd call
+    second = journal.for_unit("u#0")
+    for role, request, text in calls:
+        got = second.replay(role, request)
+        assert got is not None and got.message.content == text and got.attempts == 0
+    assert second.info().calls == 3 and second.info().journaled == 3
+    assert journal.for_unit("u#0").info() is None     # handed out once
+    await journal.close(all_done=False)
+
+
+async def test_a_retry_after_a_diverged_replay_keeps_the_prefix_and_the_live_calls(tmp_path):
+    old = [("agent", "h0", "a0"), ("agent", "h1", "a1"), ("agent", "h2", "a2")]
+    await _write(tmp_path, "u#0", old)
+    journal = open_journal(tmp_path, {"u#0"})
+    first = journal.for_unit("u#0")
+    assert first.replay("agent", "h0").message.content == "a0"
+    assert first.replay("agent", "x1") is None and first.mismatch_at == 1
+    first.record("agent", "x1", _resp("b1"))
+    journal.keep_for_retry(first)
+    kept = journal.retries["u#0"]
+    assert [(e.i, e.h) for e in kept] == [(0, "h0"), (1, "x1")]
+    await journal.close(all_done=False)
+    # the same as a resume would read back
+    assert [(e.i, e.h) for e in read_journal(tmp_path / JOURNAL_FILE)["u#0"]] == [(0, "h0"),
+                                                                               (1, "x1")]

@@ -252,3 +252,28 @@ async def test_a_resume_whose_requests_differ_goes_live_and_says_so(text_stub, t
     for rec in iter_records(tmp_path / "c"):
         assert rec.replay is not None
         assert (rec.replay.calls, rec.replay.journaled, rec.replay.mismatch_at) == (0, 2, 0)
+
+
+async def test_a_retried_attempt_replays_what_the_failed_one_got(text_stub, tmp_path,
+                                                                monkeypatch):
+    """An infrastructure error after two calls: the scheduler's retry in the same session
+    replays those two from the journal and asks the model only for the third."""
+    from evaluator.run.sweep import run_sweep
+
+    stubs = {"agent": text_stub.url}
+    whole = await run_sweep(_in_process(text_stub, tmp_path, "whole"))
+    assert whole.exit_code == 0
+    monkeypatch.setenv("FAKE_INFRA_ONCE_AFTER", "2")
+    c0 = _requests(stubs)
+    retried = await run_sweep(_in_process(text_stub, tmp_path, "retried",
+                                          ("retry.backoff_s", 0.0, "--set")))
+    assert retried.exit_code == 0
+    assert _sent(c0, _requests(stubs))["agent"] == 9   # 3 units x (2 + 1 live), not 3 x (2 + 3)
+    records = {r.unit.key: r for r in iter_records(tmp_path / "retried")}
+    assert len(records) == 3
+    for rec in records.values():
+        assert rec.replay is not None
+        assert (rec.replay.calls, rec.replay.journaled, rec.replay.mismatch_at) == (2, 2, None)
+    ref = {r.unit.key: r for r in iter_records(tmp_path / "whole")}
+    assert {k.replace("retried", "x"): (r.messages, r.usage) for k, r in records.items()} == {
+        k.replace("whole", "x"): (r.messages, r.usage) for k, r in ref.items()}
