@@ -103,7 +103,9 @@ def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
         if not manifest.profile:
             # written before profiles existed: its defaults were the smoke profile's
             first.insert(0, ("profile", "smoke", "run written before settings profiles"))
-        config, text = load_config(cfg_path, first + list(request.overrides))
+        later = [(f"judge.{k}", v, "agentsweep judge --set")  # judge settings changed since
+                 for k, v in _judge_overrides(run_dir).items()]
+        config, text = load_config(cfg_path, first + later + list(request.overrides))
         return config, text, run_dir, manifest
     config, text = load_config(request.config_path, list(request.overrides))
     try:
@@ -120,6 +122,15 @@ def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
     if (run_dir / MANIFEST_FILE).exists():
         raise SweepError(f"{run_dir} already holds a run; continue it with --resume {run_dir}")
     return msgspec.structs.replace(config, name=name), text, run_dir, None
+
+
+def _judge_overrides(run_dir: Path) -> dict[str, Any]:
+    from evaluator.judges.overrides import OverrideError, read_overrides
+
+    try:
+        return read_overrides(run_dir)
+    except OverrideError as exc:
+        raise SweepError(str(exc)) from None
 
 
 def _load_protocol(entry: str) -> Callable[[EpisodeContext], Any]:
