@@ -129,6 +129,7 @@ class VLLMServer:
         tensor_parallel_size: int = 1,
         cpu_kv_cache_gb: float = 4,
         cpu_threads: int | None = None,
+        cpu_ids: Sequence[int] | None = None,
         max_model_len: int = 8192,
         tool_call_parser: str | None = "hermes",
         chat_template: Path | None = None,
@@ -157,6 +158,7 @@ class VLLMServer:
         self._tp = tensor_parallel_size
         self._kv_gb = cpu_kv_cache_gb
         self._threads = cpu_threads
+        self._cpu_ids = list(cpu_ids) if cpu_ids is not None else None  # bind to these
         self._max_model_len = max_model_len
         self._parser = tool_call_parser
         self._template = chat_template
@@ -291,6 +293,7 @@ class VLLMServer:
             gpus=self._gpus,
             cpu_kv_cache_gb=self._kv_gb,
             cpu_threads=self._threads,
+            allowed_cpus=self._cpu_ids,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------

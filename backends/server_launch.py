@@ -175,7 +175,7 @@ def cpu_bind_list(threads: int, allowed: Sequence[int] | None = None) -> str:
     if threads > len(cpus):
         raise ValueError(f"cpu_threads={threads} but only {len(cpus)} CPUs are available")
     chosen = cpus[:threads]
-    if chosen == list(range(chosen[0], chosen[0] + threads)):
+    if threads > 1 and chosen == list(range(chosen[0], chosen[0] + threads)):
         return f"{chosen[0]}-{chosen[-1]}"
     return ",".join(str(c) for c in chosen)
 

@@ -35,10 +35,22 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
         ids = visible_gpus() or [str(k) for k in range(n * g)]
         kw["gpus"] = ",".join(ids[index * g:(index + 1) * g])
         kw["tensor_parallel_size"] = g
-    else:
-        kw["cpu_threads"] = max(1, (os.cpu_count() or 1) // n)
+    else:  # a share of this process's cores each: replica i binds to the i-th slice
+        cpus = allowed_cpus()
+        t = max(1, len(cpus) // n)
+        start = (index * t) % len(cpus)
+        kw["cpu_threads"] = t
+        kw["cpu_ids"] = (cpus + cpus)[start:start + t]
         kw["tensor_parallel_size"] = 1
     return kw
+
+
+def allowed_cpus() -> list[int]:
+    """The CPU ids this process may run on (its affinity; all of os.cpu_count() elsewhere)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return list(range(os.cpu_count() or 1))
 
 
 def visible_gpus() -> list[str]:

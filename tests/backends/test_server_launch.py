@@ -145,3 +145,12 @@ def test_attach_unreachable_is_a_clear_error() -> None:
         VLLMServer.attach(f"http://127.0.0.1:{free_port()}/v1", timeout_s=2)
     with pytest.raises(ValueError, match="http"):
         VLLMServer.attach("ftp://x")
+
+
+def test_a_server_binds_its_threads_to_the_cpus_it_is_given() -> None:
+    from backends.server import VLLMServer
+
+    server = VLLMServer("/models/m", device="cpu", cpu_threads=1, cpu_ids=[1], port=8123)
+    assert server.environment()["VLLM_CPU_OMP_THREADS_BIND"] == "1"   # a replica's own core
+    two = VLLMServer("/models/m", device="cpu", cpu_threads=2, cpu_ids=[4, 6], port=8124)
+    assert two.environment()["VLLM_CPU_OMP_THREADS_BIND"] == "4,6"
