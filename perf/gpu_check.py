@@ -89,7 +89,7 @@ def _faiss() -> tuple[Any, str]:
 
 def backends(x: np.ndarray, k: int, nprobe: int) -> tuple[list[Backend], list[str]]:
     """Every backend this machine can run, and a line for each one it cannot."""
-    from cache_store.recall_gate import ivf_shape
+    from cache_store.recall_gate import _train, ivf_shape
 
     out, gpu, missing = [], [], []
     x32 = np.asarray(x, dtype=np.float32)
@@ -107,11 +107,8 @@ def backends(x: np.ndarray, k: int, nprobe: int) -> tuple[list[Backend], list[st
             index.add(x32)
             return index
 
-        def cpu_ivf():
-            index = faiss.IndexIVFFlat(faiss.IndexFlatIP(dim), dim, nlist, faiss.METRIC_INNER_PRODUCT)
-            index.cp.seed = 1234
-            index.train(train)
-            index.add(x32)
+        def cpu_ivf():  # the index builder's own (the same seed and training sample)
+            index = _train(faiss, x32)
             index.nprobe = nprobe
             return index
 
