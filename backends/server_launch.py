@@ -166,10 +166,18 @@ def chunked_prefill_off(cmd: Sequence[str]) -> bool:
     return off
 
 
+def allowed_cpus() -> list[int]:
+    """The CPU ids this process may run on (its affinity; all of os.cpu_count() elsewhere)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return list(range(os.cpu_count() or 1))
+
+
 def cpu_bind_list(threads: int, allowed: Sequence[int] | None = None) -> str:
     """VLLM_CPU_OMP_THREADS_BIND value for `threads` cores: the first allowed CPU ids,
     e.g. "0-3" or "0,2,4"."""
-    cpus = sorted(allowed if allowed is not None else os.sched_getaffinity(0))
+    cpus = sorted(allowed if allowed is not None else allowed_cpus())
     if threads < 1:
         raise ValueError(f"cpu_threads must be >= 1, got {threads}")
     if threads > len(cpus):

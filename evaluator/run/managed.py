@@ -36,6 +36,8 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
         kw["gpus"] = ",".join(ids[index * g:(index + 1) * g])
         kw["tensor_parallel_size"] = g
     else:  # a share of this process's cores each: replica i binds to the i-th slice
+        from backends.server_launch import allowed_cpus
+
         cpus = allowed_cpus()
         t = max(1, len(cpus) // n)
         start = (index * t) % len(cpus)
@@ -43,14 +45,6 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
         kw["cpu_ids"] = (cpus + cpus)[start:start + t]
         kw["tensor_parallel_size"] = 1
     return kw
-
-
-def allowed_cpus() -> list[int]:
-    """The CPU ids this process may run on (its affinity; all of os.cpu_count() elsewhere)."""
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not on Linux
-        return list(range(os.cpu_count() or 1))
 
 
 def visible_gpus() -> list[str]:

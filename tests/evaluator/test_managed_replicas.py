@@ -75,12 +75,12 @@ def test_replicas_get_disjoint_gpu_sets_or_a_share_of_the_cores(tmp_path, monkey
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")  # the visible ones, in order
     assert [replica_kwargs(_engine(gpus_per_replica=2), i, "gpu", tmp_path)["gpus"]
             for i in range(2)] == ["4,5", "6,7"]
-    monkeypatch.setattr("evaluator.run.managed.allowed_cpus", lambda: list(range(16)))
+    monkeypatch.setattr("backends.server_launch.allowed_cpus", lambda: list(range(16)))
     cpu = [replica_kwargs(_engine(replicas=4), i, "cpu", tmp_path) for i in range(4)]
     assert {k["cpu_threads"] for k in cpu} == {4} and "gpus" not in cpu[0]
     assert [k["cpu_ids"] for k in cpu] == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11],
                                            [12, 13, 14, 15]]   # each its own cores
-    monkeypatch.setattr("evaluator.run.managed.allowed_cpus", lambda: [2, 3])
+    monkeypatch.setattr("backends.server_launch.allowed_cpus", lambda: [2, 3])
     assert [replica_kwargs(_engine(replicas=3), i, "cpu", tmp_path)["cpu_ids"]
             for i in range(3)] == [[2], [3], [2]]             # more replicas than cores: shared
 
@@ -113,7 +113,7 @@ def test_run_over_managed_replicas_restarts_a_killed_one(tmp_path):
     assert result.exit_code == 0, result.summary
     assert len(FakeServer.made) == 2
     assert len({s.port for s in FakeServer.made}) == 2
-    from evaluator.run.managed import allowed_cpus
+    from backends.server_launch import allowed_cpus
 
     assert {s.kw["cpu_threads"] for s in FakeServer.made} == {max(1, len(allowed_cpus()) // 2)}
     if len(allowed_cpus()) >= 2:
