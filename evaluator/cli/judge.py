@@ -173,7 +173,7 @@ def run_judge(args: argparse.Namespace) -> int:
             print(f"error: {flag}: a value is needed, got {value!r} (an unset shell variable?)",
                   file=sys.stderr)
             return 2
-    from evaluator.judges.overrides import OverrideError, read_overrides, record_overrides
+    from evaluator.judges.overrides import OverrideError, read_overrides, write_overrides
 
     try:
         new = _new_overrides(args.set)
@@ -186,7 +186,7 @@ def run_judge(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if new:  # valid: kept for the later judge and report commands of this run
-        record_overrides(run_dir, new)
+        write_overrides(run_dir, overrides)
         print("judge settings changed for this run: " + ", ".join(
             f"judge.{k}={json.dumps(v)}" for k, v in sorted(new.items())), file=sys.stderr)
     try:  # a corrupt line stops the command now, before an engine starts

@@ -67,15 +67,13 @@ def apply_overrides(judge_table: dict[str, Any], overrides: dict[str, Any]) -> d
     return table
 
 
-def record_overrides(run_dir: Path, new: dict[str, Any]) -> dict[str, Any]:
-    """Merge `new` into RUN_DIR's overrides and write them; returns the merged set."""
-    merged = {**read_overrides(run_dir), **new}
+def write_overrides(run_dir: Path, overrides: dict[str, Any]) -> None:
+    """Write RUN_DIR's whole set of overrides (what was read, updated), atomically."""
     path = Path(run_dir) / OVERRIDES_FILE
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps({"set": merged}, indent=1, sort_keys=True, ensure_ascii=False)
+    tmp.write_text(json.dumps({"set": overrides}, indent=1, sort_keys=True, ensure_ascii=False)
                    + "\n", encoding="utf-8")
     os.replace(tmp, path)
-    return merged
 
 
 def describe(overrides: dict[str, Any]) -> list[str]:

@@ -419,12 +419,12 @@ def test_a_damaged_overrides_file_is_a_one_line_error(sample_run, tmp_path, caps
 
 def test_a_resumed_run_judges_with_the_changed_settings(sample_run, tmp_path):
     """`run --resume ... --judge` uses what `judge --set` changed; its own --set wins."""
-    from evaluator.judges.overrides import record_overrides
+    from evaluator.judges.overrides import write_overrides
     from evaluator.run.sweep import RunRequest, _load
 
     run_dir = copy_run(sample_run, tmp_path / "run")
     assert _load(RunRequest(resume=str(run_dir)))[0].judge.structured_output is True
-    record_overrides(run_dir, {"structured_output": False, "sampling.temperature": 0.3})
+    write_overrides(run_dir, {"structured_output": False, "sampling.temperature": 0.3})
     config = _load(RunRequest(resume=str(run_dir)))[0]
     assert config.judge.structured_output is False and config.judge.sampling.temperature == 0.3
     mine = RunRequest(resume=str(run_dir),
