@@ -49,12 +49,30 @@ class _WireResponse(msgspec.Struct):
     usage: _WireUsage | None = None
 
 
+class TokenizeRequest(msgspec.Struct):
+    """The JSON body of vLLM's POST /tokenize for chat messages: the prompt the chat template
+    makes of them, generation prompt included, as a chat completion would send it."""
+
+    model: str
+    messages: Sequence[ChatMessage]
+    add_generation_prompt: bool = True
+
+
+class TokenCount(msgspec.Struct, frozen=True):
+    """vLLM's /tokenize answer, less the token ids: the prompt's tokens and the server's
+    context length."""
+
+    count: int
+    max_model_len: int
+
+
 _ENCODER = msgspec.json.Encoder()
+_TOKENIZE_DECODER = msgspec.json.Decoder(TokenCount)
 _RESPONSE_DECODER = msgspec.json.Decoder(_WireResponse)
 _MODELS_DECODER = msgspec.json.Decoder(dict[str, Any])
 
 
-def encode_request(request: ChatRequest) -> bytes:
+def encode_request(request: ChatRequest | TokenizeRequest) -> bytes:
     return _ENCODER.encode(request)
 
 
@@ -76,6 +94,14 @@ def decode_response(body: bytes) -> ChatResponse:
         cached = details.cached_tokens if details is not None else None
         usage = Usage(u.prompt_tokens, u.completion_tokens, u.total_tokens, cached or 0)
     return ChatResponse(id=wire.id, model=wire.model, choices=wire.choices, usage=usage)
+
+
+def decode_token_count(body: bytes) -> TokenCount:
+    """Decode POST /tokenize (vLLM): `count` and `max_model_len` (the token ids are skipped)."""
+    count = _TOKENIZE_DECODER.decode(body)
+    if count.count < 0 or count.max_model_len < 1:
+        raise ValueError(f"implausible token count {count.count} / context {count.max_model_len}")
+    return count
 
 
 def decode_models(body: bytes) -> list[dict[str, Any]]:

@@ -20,10 +20,13 @@ import aiohttp
 import msgspec
 
 from .chat_wire import (
+    TokenCount,
+    TokenizeRequest,
     build_request,
     check_tool_choice,
     decode_models,
     decode_response,
+    decode_token_count,
     encode_request,
     encode_tools,
     json_schema_format,
@@ -213,6 +216,25 @@ class ChatClient:
         url = self.base_url + "/models"
         models, _, _ = await self._request("GET", url, None, None, timeout_s, decode_models)
         return models
+
+    async def count_tokens(
+        self, messages: Sequence[ChatMessage], *, model: str | None = None,
+        timeout_s: float | None = 60.0,
+    ) -> TokenCount | None:
+        """The prompt tokens `messages` make on this server, with its context length, from
+        vLLM's POST /tokenize (server root); None when the server has no such route (an
+        HTTP 404 / 405, as other OpenAI-compatible servers answer). Other errors raise."""
+        if model is None:
+            model = self._model or await self.resolve_model()
+        body = encode_request(TokenizeRequest(model=model, messages=messages))
+        try:
+            count, _, _ = await self._request("POST", self.root_url + "/tokenize", body, None,
+                                              timeout_s, decode_token_count)
+        except HTTPStatusError as exc:
+            if exc.status in (404, 405):
+                return None
+            raise
+        return count
 
     async def resolve_model(self) -> str:
         """The endpoint's model, or the first model the server lists (looked up once)."""

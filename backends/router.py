@@ -26,6 +26,7 @@ from typing import Any, Self
 
 import msgspec
 
+from .chat_wire import TokenCount
 from .client import DEFAULT_SESSION_HEADER, ChatClient
 from .errors import HTTPStatusError, InfrastructureError, MalformedResponse, RequestTimeout
 from .router_admission import CONTINUING, NEW, ReplicaDown
@@ -235,6 +236,14 @@ class Router:
                 raise MalformedResponse(self.endpoint.base_url, "server lists no models")
             self._model = models[0]["id"]
         return self._model
+
+    async def count_tokens(self, messages: Sequence[ChatMessage], *, model: str | None = None,
+                           timeout_s: float | None = 60.0) -> TokenCount | None:
+        """`ChatClient.count_tokens` on the first healthy replica (replicas serve one model)."""
+        if model is None:
+            model = self._model or await self.resolve_model()
+        return await self._healthy_first()[0].client.count_tokens(messages, model=model,
+                                                                   timeout_s=timeout_s)
 
     async def get_text(self, path: str, *, timeout_s: float | None = 30.0) -> str:
         """`ChatClient.get_text` on the first healthy replica."""

@@ -32,7 +32,7 @@ from backends.types import ChatMessage, ChatResponse, SamplingParams
 
 from .parse import JudgeParseError
 from .settings import JudgeSettings
-from .transcript import estimate_tokens
+from .transcript import TokenCounter, estimate_tokens
 
 T = TypeVar("T")
 
@@ -50,6 +50,26 @@ class JudgeClient(Protocol):
     ) -> ChatResponse: ...
 
     async def resolve_model(self) -> str: ...
+
+
+def server_counter(client: Any, model: str = "") -> TokenCounter | None:
+    """A `TokenCounter` asking the judge server (the client's `count_tokens`: vLLM's
+    /tokenize) how many tokens a prompt, sent as one user message, takes; None for a client
+    without `count_tokens`. A server that refuses to count (an HTTP error) gives None, so the
+    context guard falls back to its estimate; connection trouble propagates as an
+    infrastructure error."""
+    counter = getattr(client, "count_tokens", None)
+    if counter is None:
+        return None
+
+    async def count(prompt: str) -> int | None:
+        try:
+            got = await counter([ChatMessage(role="user", content=prompt)], model=model or None)
+        except HTTPStatusError:
+            return None
+        return None if got is None else int(got.count)
+
+    return count
 
 
 class JudgeFailed(Exception):

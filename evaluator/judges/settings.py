@@ -64,10 +64,11 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
         unparseable answer after `max_attempts`); successful judgements are kept.
     max_transcript_chars: each message is cut to this many characters in judge prompts.
         0 = no cut (the default, as in the reference, which shows the judge everything).
-    context_tokens: the judge's context window in tokens, for the TravelBench judges' context
-        guard: when a prompt's estimated tokens plus `sampling.max_tokens` would exceed it, the
-        longest tool outputs are shortened until it fits, and the judgement records it (see
-        docs/judges.md). 0 = no guard.
+    context_tokens: the judge's context window in tokens, for the context guard of the
+        TravelBench and GroupTravelBench judges: when a prompt's tokens plus
+        `sampling.max_tokens` (which must be smaller) would exceed it, the longest tool outputs
+        (GroupTravelBench: the longest chat texts) are shortened until it fits, and the
+        judgement records it (see docs/judges.md). 0 = no guard.
     routing: with several `endpoints`, judge calls are spread over them by a router
         (docs/routing.md); its settings (`policy`, `admission`, `health`).
         Judge endpoints on the managed replicas share the roles' router.
@@ -115,6 +116,12 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
             )
         if self.max_transcript_chars < 0 or self.context_tokens < 0:
             raise ValueError("judge.max_transcript_chars and judge.context_tokens must be >= 0")
+        answer = self.sampling.max_tokens or 0
+        if self.context_tokens and self.context_tokens <= answer < 2**63:  # (larger: the
+            # config's 64-bit check names it)
+            raise ValueError(
+                f"judge.sampling.max_tokens ({answer}) must be below judge.context_tokens "
+                f"({self.context_tokens}): the context guard keeps max_tokens free for the answer")
         if self.infra_attempts < 1:
             raise ValueError(f"judge.infra_attempts must be >= 1, got {self.infra_attempts}")
         if self.window_turns < 1:

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+import math
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -123,16 +124,13 @@ class Shortened(msgspec.Struct):
     chars_removed: int = 0
 
 
-def shorten_tool_outputs(
-    messages: list[ChatMessage], reduce_by: int
-) -> tuple[list[ChatMessage], Shortened]:
-    """Copies of `messages` in which the longest tool outputs are cut to one common cap (in
-    estimated tokens), the highest cap that removes at least `reduce_by` estimated tokens (cap
-    0 when even that is not enough). Each cut output keeps its head and says how much was cut."""
-    sizes = {i: estimate_tokens(m.content or "") for i, m in enumerate(messages)
-             if m.role == "tool"}
+def shorten_texts(texts: list[str], reduce_by: int) -> tuple[list[str], Shortened]:
+    """Copies of `texts` in which the longest are cut to one common cap (in estimated tokens),
+    the highest cap that removes at least `reduce_by` estimated tokens (cap 0 when even that is
+    not enough). Each cut text keeps its head and says how much was cut."""
+    sizes = {i: estimate_tokens(t) for i, t in enumerate(texts) if t}
     if reduce_by <= 0 or not sizes:
-        return list(messages), Shortened()
+        return list(texts), Shortened()
 
     def removed(cap: int) -> int:
         return sum(max(0, t - cap) for t in sizes.values())
@@ -144,19 +142,31 @@ def shorten_tool_outputs(
             lo = mid
         else:
             hi = mid - 1
-    out = list(messages)
+    out = list(texts)
     info = Shortened(cap_tokens=lo)
     for i, t in sizes.items():
         if t <= lo:
             continue
-        text = messages[i].content or ""
+        text = texts[i]
         keep = _prefix_within(text, lo)
         cut = len(text) - keep
-        out[i] = msgspec.structs.replace(
-            messages[i], content=f"{text[:keep]}\n...[{cut} characters cut to fit the judge's "
-                                 "context]")
+        out[i] = f"{text[:keep]}\n...[{cut} characters cut to fit the judge's context]"
         info.n_cut += 1
         info.chars_removed += cut
+    return out, info
+
+
+def shorten_tool_outputs(
+    messages: list[ChatMessage], reduce_by: int
+) -> tuple[list[ChatMessage], Shortened]:
+    """`shorten_texts` over the tool outputs of `messages` (copies; other messages kept)."""
+    where = [i for i, m in enumerate(messages) if m.role == "tool"]
+    texts = [messages[i].content or "" for i in where]
+    cut, info = shorten_texts(texts, reduce_by)
+    out = list(messages)
+    for i, before, after in zip(where, texts, cut, strict=True):
+        if after is not before:
+            out[i] = msgspec.structs.replace(messages[i], content=after)
     return out, info
 
 
@@ -190,5 +200,57 @@ def fit_to_context(
             f"<= {info.cap_tokens} estimated tokens each ({info.chars_removed} characters "
             f"removed), now ~{est}")
     if est > budget:
+        note += "; still over budget"
+    return prompt, note
+
+
+TokenCounter = Callable[[str], Awaitable["int | None"]]
+"""The judge server's exact token count of a prompt sent as one user message (None: the
+server cannot count, e.g. no /tokenize route)."""
+
+
+async def fit_texts(
+    render: Callable[[list[str]], str],
+    texts: list[str],
+    context_tokens: int,
+    max_tokens: int,
+    count: TokenCounter | None = None,
+) -> tuple[str, str]:
+    """`render(texts)`, with the longest of `texts` shortened (`shorten_texts`) when the
+    prompt's tokens plus `max_tokens` would exceed `context_tokens` (0 = no guard). Tokens are
+    the judge server's own count when `count` gives one, else `estimate_tokens`. Cuts are
+    planned in estimated tokens, converted at the counted-per-estimated rate (first of the
+    whole prompt, then of what the last cut removed), and the prompt is counted again, up to
+    five rounds. Returns (prompt, note); the note is "" when nothing was cut."""
+    prompt = render(texts)
+    if context_tokens <= 0:
+        return prompt, ""
+    budget = context_tokens - max_tokens
+    exact = count is not None and (n := await count(prompt)) is not None
+    if not exact:
+        n = estimate_tokens(prompt)
+    full = n
+    if n <= budget:
+        return prompt, ""
+    unit = "tokens" if exact else "estimated tokens"
+    full_est = estimate_tokens(prompt)
+    ratio = n / max(full_est, 1)  # counted tokens per estimated one; then of the cut texts
+    reduce_by, info = 0, Shortened()
+    for _ in range(5):
+        reduce_by += max(1, math.ceil((n - budget) / ratio))
+        cut, info = shorten_texts(texts, reduce_by)
+        prompt = render(cut)
+        counted = await count(prompt) if exact and count is not None else None
+        n = counted if counted is not None else estimate_tokens(prompt)
+        est_drop = full_est - estimate_tokens(prompt)
+        if counted is not None and est_drop > 0 and full > n:
+            ratio = (full - n) / est_drop
+        if n <= budget or info.cap_tokens == 0:
+            break
+    note = (f"context guard: prompt {full} {unit} > budget {budget} (context_tokens "
+            f"{context_tokens} - max_tokens {max_tokens}); {info.n_cut} texts cut to <= "
+            f"{info.cap_tokens} estimated tokens each ({info.chars_removed} characters removed), "
+            f"now {n}")
+    if n > budget:
         note += "; still over budget"
     return prompt, note

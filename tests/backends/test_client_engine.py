@@ -114,3 +114,12 @@ async def test_list_models_and_metrics_text(engine) -> None:
         text = await c.get_text("/metrics")
     assert models and all(isinstance(m["id"], str) for m in models)
     assert "vllm:num_requests_running" in text
+
+
+async def test_count_tokens_is_the_prompt_a_chat_completion_sends(engine) -> None:
+    messages = user("Plan two days in 西安 for a group of three.")
+    async with ChatClient(engine.endpoint()) as c:
+        counted = await c.count_tokens(messages)
+        r = await c.chat(messages, sampling=SamplingParams(temperature=0.0, max_tokens=1))
+    assert counted is not None and counted.count == r.usage.prompt_tokens
+    assert counted.max_model_len == 8192  # the embedded engine's context

@@ -238,3 +238,8 @@ async def test_bad_tool_choice_and_embedded_url_rejected() -> None:
 def test_encode_tools_is_raw() -> None:
     raw = encode_tools(TOOLS)
     assert isinstance(raw, msgspec.Raw) and json.loads(bytes(raw)) == TOOLS
+
+
+async def test_count_tokens_on_a_server_without_tokenize_is_none(stub: StubProcess) -> None:
+    async with client_for(stub.url) as c:
+        assert await c.count_tokens(MSGS, model="m") is None
