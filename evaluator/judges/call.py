@@ -52,9 +52,10 @@ class JudgeClient(Protocol):
     async def resolve_model(self) -> str: ...
 
 
-def server_counter(client: Any, model: str = "") -> TokenCounter | None:
+def server_counter(client: Any, model: str = "", system: str = "") -> TokenCounter | None:
     """A `TokenCounter` asking the judge server (the client's `count_tokens`: vLLM's
-    /tokenize) how many tokens a prompt, sent as one user message, takes; None for a client
+    /tokenize) how many tokens a prompt takes, sent as `call_judge` sends it (one user
+    message, after the `system` message when there is one); None for a client
     without `count_tokens`. A server that refuses to count (an HTTP error) gives None, so the
     context guard falls back to its estimate; connection trouble propagates as an
     infrastructure error."""
@@ -64,7 +65,10 @@ def server_counter(client: Any, model: str = "") -> TokenCounter | None:
 
     async def count(prompt: str) -> int | None:
         try:
-            got = await counter([ChatMessage(role="user", content=prompt)], model=model or None)
+            messages = [ChatMessage(role="user", content=prompt)]
+            if system:
+                messages.insert(0, ChatMessage(role="system", content=system))
+            got = await counter(messages, model=model or None)
         except HTTPStatusError:
             return None
         return None if got is None else int(got.count)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
 import msgspec
@@ -156,18 +156,96 @@ def shorten_texts(texts: list[str], reduce_by: int) -> tuple[list[str], Shortene
     return out, info
 
 
-def shorten_tool_outputs(
-    messages: list[ChatMessage], reduce_by: int
-) -> tuple[list[ChatMessage], Shortened]:
-    """`shorten_texts` over the tool outputs of `messages` (copies; other messages kept)."""
-    where = [i for i, m in enumerate(messages) if m.role == "tool"]
-    texts = [messages[i].content or "" for i in where]
-    cut, info = shorten_texts(texts, reduce_by)
-    out = list(messages)
-    for i, before, after in zip(where, texts, cut, strict=True):
-        if after is not before:
-            out[i] = msgspec.structs.replace(messages[i], content=after)
-    return out, info
+TokenCounter = Callable[[str], Awaitable["int | None"]]
+"""The judge server's exact token count of a prompt (None: the server cannot count, e.g. no
+/tokenize route)."""
+
+Parts = tuple[Callable[[list[str]], str], list[str]]
+"""What the guard may cut: (render, texts), `render(texts)` being the whole prompt."""
+
+
+def tool_output_parts(render: Callable[[list[ChatMessage]], str],
+                      turns: list[ChatMessage]) -> Parts:
+    """A conversation's `Parts` whose texts are its tool outputs (other messages are kept)."""
+    where = [i for i, m in enumerate(turns) if m.role == "tool"]
+
+    def render_texts(texts: list[str]) -> str:
+        out = list(turns)
+        for i, text in zip(where, texts, strict=True):
+            if text != (turns[i].content or ""):
+                out[i] = msgspec.structs.replace(turns[i], content=text)
+        return render(out)
+
+    return render_texts, [turns[i].content or "" for i in where]
+
+
+def _guard(parts: Parts, context_tokens: int, max_tokens: int,
+           what: str) -> Generator[str, int | None, tuple[str, str]]:
+    """The context guard's steps, for a sync or an async token count: yields each prompt to be
+    counted and receives its count (None: use `estimate_tokens` from then on); returns
+    (prompt, note). The longest texts are cut (`shorten_texts`) when the prompt's tokens plus
+    `max_tokens` would exceed `context_tokens` (0 = no guard). Cuts are planned in estimated
+    tokens, converted at the counted-per-estimated rate (first of the whole prompt, then of
+    what the last cut removed); at most five rounds."""
+    render, texts = parts
+    prompt = render(texts)
+    if context_tokens <= 0:
+        return prompt, ""
+    budget = context_tokens - max_tokens
+    counted = yield prompt
+    exact = counted is not None
+    n = counted if counted is not None else estimate_tokens(prompt)
+    full = n
+    if n <= budget:
+        return prompt, ""
+    full_est = estimate_tokens(prompt)
+    ratio = n / max(full_est, 1)  # counted tokens per estimated one
+    reduce_by, info = 0, Shortened()
+    for _ in range(5):
+        reduce_by += max(1, math.ceil((n - budget) / ratio))
+        cut, info = shorten_texts(texts, reduce_by)
+        prompt = render(cut)
+        counted = (yield prompt) if exact else None
+        n = counted if counted is not None else estimate_tokens(prompt)
+        est_drop = full_est - estimate_tokens(prompt)
+        if counted is not None and est_drop > 0 and full > n:
+            ratio = (full - n) / est_drop
+        if n <= budget or info.cap_tokens == 0:
+            break
+    tokens = "tokens" if exact else "estimated tokens"
+    mark = "" if exact else "~"
+    note = (f"context guard: prompt {mark}{full} {tokens} > budget {budget} (context_tokens "
+            f"{context_tokens} - max_tokens {max_tokens}); {info.n_cut} {what} cut to <= "
+            f"{info.cap_tokens} estimated tokens each ({info.chars_removed} characters "
+            f"removed), now {mark}{n}")
+    if n > budget:
+        note += "; still over budget"
+    return prompt, note
+
+
+def fit_parts(parts: Parts, context_tokens: int, max_tokens: int,
+              what: str = "texts") -> tuple[str, str]:
+    """The context guard on estimated tokens: (prompt, note; "" when nothing was cut)."""
+    steps = _guard(parts, context_tokens, max_tokens, what)
+    try:
+        next(steps)
+        while True:
+            steps.send(None)
+    except StopIteration as done:
+        return done.value
+
+
+async def fit_texts(parts: Parts, context_tokens: int, max_tokens: int,
+                    count: TokenCounter | None = None, what: str = "texts") -> tuple[str, str]:
+    """The context guard counting with `count` (the judge server) when it can, else on
+    estimated tokens: (prompt, note; "" when nothing was cut)."""
+    steps = _guard(parts, context_tokens, max_tokens, what)
+    try:
+        prompt = next(steps)
+        while True:
+            prompt = steps.send(await count(prompt) if count is not None else None)
+    except StopIteration as done:
+        return done.value
 
 
 def fit_to_context(
@@ -179,78 +257,5 @@ def fit_to_context(
     """`render(turns)`, with the longest tool outputs shortened when the prompt's estimated
     tokens plus `max_tokens` (the answer) would exceed `context_tokens` (0 = no guard).
     Returns (prompt, note); the note says what was cut and is "" when nothing was."""
-    prompt = render(turns)
-    if context_tokens <= 0:
-        return prompt, ""
-    budget = context_tokens - max_tokens
-    full = est = estimate_tokens(prompt)
-    if full <= budget:
-        return prompt, ""
-    reduce_by = full - budget
-    info = Shortened()
-    for _ in range(4):  # the estimate of the cut markers is not exact: tighten and re-render
-        cut_turns, info = shorten_tool_outputs(turns, reduce_by)
-        prompt = render(cut_turns)
-        est = estimate_tokens(prompt)
-        if est <= budget or info.cap_tokens == 0:
-            break
-        reduce_by += est - budget
-    note = (f"context guard: prompt ~{full} estimated tokens > budget {budget} (context_tokens "
-            f"{context_tokens} - max_tokens {max_tokens}); {info.n_cut} tool outputs cut to "
-            f"<= {info.cap_tokens} estimated tokens each ({info.chars_removed} characters "
-            f"removed), now ~{est}")
-    if est > budget:
-        note += "; still over budget"
-    return prompt, note
-
-
-TokenCounter = Callable[[str], Awaitable["int | None"]]
-"""The judge server's exact token count of a prompt sent as one user message (None: the
-server cannot count, e.g. no /tokenize route)."""
-
-
-async def fit_texts(
-    render: Callable[[list[str]], str],
-    texts: list[str],
-    context_tokens: int,
-    max_tokens: int,
-    count: TokenCounter | None = None,
-) -> tuple[str, str]:
-    """`render(texts)`, with the longest of `texts` shortened (`shorten_texts`) when the
-    prompt's tokens plus `max_tokens` would exceed `context_tokens` (0 = no guard). Tokens are
-    the judge server's own count when `count` gives one, else `estimate_tokens`. Cuts are
-    planned in estimated tokens, converted at the counted-per-estimated rate (first of the
-    whole prompt, then of what the last cut removed), and the prompt is counted again, up to
-    five rounds. Returns (prompt, note); the note is "" when nothing was cut."""
-    prompt = render(texts)
-    if context_tokens <= 0:
-        return prompt, ""
-    budget = context_tokens - max_tokens
-    exact = count is not None and (n := await count(prompt)) is not None
-    if not exact:
-        n = estimate_tokens(prompt)
-    full = n
-    if n <= budget:
-        return prompt, ""
-    unit = "tokens" if exact else "estimated tokens"
-    full_est = estimate_tokens(prompt)
-    ratio = n / max(full_est, 1)  # counted tokens per estimated one; then of the cut texts
-    reduce_by, info = 0, Shortened()
-    for _ in range(5):
-        reduce_by += max(1, math.ceil((n - budget) / ratio))
-        cut, info = shorten_texts(texts, reduce_by)
-        prompt = render(cut)
-        counted = await count(prompt) if exact and count is not None else None
-        n = counted if counted is not None else estimate_tokens(prompt)
-        est_drop = full_est - estimate_tokens(prompt)
-        if counted is not None and est_drop > 0 and full > n:
-            ratio = (full - n) / est_drop
-        if n <= budget or info.cap_tokens == 0:
-            break
-    note = (f"context guard: prompt {full} {unit} > budget {budget} (context_tokens "
-            f"{context_tokens} - max_tokens {max_tokens}); {info.n_cut} texts cut to <= "
-            f"{info.cap_tokens} estimated tokens each ({info.chars_removed} characters removed), "
-            f"now {n}")
-    if n > budget:
-        note += "; still over budget"
-    return prompt, note
+    return fit_parts(tool_output_parts(render, turns), context_tokens, max_tokens,
+                     "tool outputs")

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from backends.chat_wire import TokenCount
 from backends.types import ChatMessage, SamplingParams
 from evaluator.benchmarks.travelbench.judges import (
     CONTEXT_GUARD_NOTE,
@@ -17,13 +18,14 @@ from evaluator.benchmarks.travelbench.judges import (
     judge_meta,
     judge_rubric,
 )
-from evaluator.judges.call import attempt_sampling
+from evaluator.judges.call import attempt_sampling, server_counter
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import (
+    Shortened,
     estimate_tokens,
     fit_to_context,
     render_conversation,
-    shorten_tool_outputs,
+    shorten_texts,
 )
 
 from .judge_fakes import ScriptedClient, make_record, tool_call_msg
@@ -51,17 +53,17 @@ def test_estimate_tokens():
     assert estimate_tokens("ab北京") == 3
 
 
-def test_shorten_cuts_the_longest_outputs_to_one_cap():
-    msgs = [ChatMessage(role="user", content="u" * 3000), tool("x" * 900), tool("y" * 270),
-            tool("z" * 90)]  # tool outputs of 300, 90 and 30 estimated tokens
-    out, info = shorten_tool_outputs(msgs, 100)
-    # the highest cap removing >= 100: 200 (only the 300-token output is over it)
+def test_shorten_cuts_the_longest_texts_to_one_cap():
+    texts = ["x" * 900, "", "y" * 270, "z" * 90]  # 300, 0, 90 and 30 estimated tokens
+    out, info = shorten_texts(texts, 100)
+    # the highest cap removing >= 100: 200 (only the 300-token text is over it)
     assert (info.n_cut, info.cap_tokens, info.chars_removed) == (1, 200, 300)
-    assert out[1].content.startswith("x" * 600 + "\n...[300 characters cut")
-    assert out[0] is msgs[0] and out[2:] == msgs[2:]  # user text and short outputs untouched
-    out, info = shorten_tool_outputs(msgs, 260)  # (300 - c) + (90 - c) >= 260: c = 65
+    assert out[0].startswith("x" * 600 + "\n...[300 characters cut")
+    assert out[1:] == texts[1:]  # short texts untouched
+    out, info = shorten_texts(texts, 260)  # (300 - c) + (90 - c) >= 260: c = 65
     assert (info.n_cut, info.cap_tokens) == (2, 65)
-    assert msgs[1].content == "x" * 900  # the input is not changed
+    assert texts[0] == "x" * 900  # the input is not changed
+    assert shorten_texts(texts, 0) == (texts, Shortened())
 
 
 def test_fit_to_context_guard():
@@ -100,6 +102,36 @@ async def test_judge_sees_everything_by_default_and_the_guard_is_recorded():
     assert m.score == 1.0 and "context guard" in m.reasoning[CONTEXT_GUARD_NOTE]
 
 
+class CountingClient(ScriptedClient):
+    """A judge server that counts tokens (/tokenize): three per character of every message,
+    the system message included, three times the estimate of ASCII text."""
+
+    def __init__(self, answer):
+        super().__init__(answer)
+        self.counted: list[list[str]] = []
+
+    async def count_tokens(self, messages, *, model=None, timeout_s=60.0):
+        self.counted.append([m.role for m in messages])
+        return TokenCount(count=3 * sum(len(m.content) for m in messages), max_model_len=99_999)
+
+
+async def test_the_guard_counts_with_a_judge_server_that_can():
+    rec = long_record("r" * 20000, "s" * 600)
+    client = CountingClient(lambda p, i: GOOD)
+    settings = JudgeSettings(context_tokens=30000,
+                             sampling=SamplingParams(temperature=0.0, max_tokens=1000))
+    j = await judge_rubric(rec, None, client, "m", settings)
+    sent = client.calls[0]["prompt"]
+    assert 3 * len(sent) <= 29000
+    assert "s" * 600 in sent and client.counted[0] == ["user"]
+    note = j.reasoning[CONTEXT_GUARD_NOTE]
+    assert note.startswith("context guard: prompt ") and " tokens > budget 29000" in note
+    assert "estimated tokens >" not in note and "1 tool outputs cut" in note
+    # by the estimate, the same settings would not have cut at all
+    assert CONTEXT_GUARD_NOTE not in (await judge_rubric(rec, None, ScriptedClient(
+        lambda p, i: GOOD), "m", settings)).reasoning
+
+
 def test_rubric_example_rates_nothing():
     prompt = build_rubric_prompt(make_record("multi_turn", "e"), None, JudgeSettings())
     example = json.loads(prompt[prompt.rindex("\n{"):prompt.rindex("}") + 1])
@@ -133,3 +165,10 @@ def test_attempt_sampling_schedule():
     assert [attempt_sampling(JudgeSettings(), a).temperature for a in (1, 2, 3)] == [0.0, 0.7, 0.7]
     with pytest.raises(ValueError):
         JudgeSettings(retry_temperature_from=0)
+
+
+async def test_the_server_count_includes_the_system_message_the_judge_is_sent():
+    client = CountingClient(lambda p, i: GOOD)
+    count = server_counter(client, "m", "sys")
+    assert await count("ab") == 3 * 5 and client.counted == [["system", "user"]]
+    assert server_counter(ScriptedClient(lambda p, i: GOOD), "m") is None  # cannot count

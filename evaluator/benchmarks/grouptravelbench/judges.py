@@ -176,8 +176,8 @@ async def fitted(inp: JudgeInput, build: Callable[[str], str]) -> tuple[str, str
     settings = inp.settings
     if settings.context_tokens <= 0:
         return build(render_view(view)), ""
-    return await fit_texts(lambda texts: build(render_view(with_texts(view, texts))),
-                           view_texts(view), settings.context_tokens,
+    return await fit_texts((lambda texts: build(render_view(with_texts(view, texts))),
+                            view_texts(view)), settings.context_tokens,
                            settings.sampling.max_tokens or 0, server_counter(inp.client, inp.model))
 
 

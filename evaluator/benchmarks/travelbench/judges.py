@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from backends.types import ChatMessage
 from bench_data.types import Task, TravelBenchTask
-from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge
+from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge, server_counter
 from evaluator.judges.parse import (
     META_SCHEMA,
     RATING_LABELS,
@@ -33,11 +33,14 @@ from evaluator.judges.parse import (
 )
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import (
+    Parts,
     conversation_turns,
     first_user_text,
-    fit_to_context,
+    fit_parts,
+    fit_texts,
     render_conversation,
     render_tools,
+    tool_output_parts,
     trajectory_hash,
 )
 from evaluator.prompt_sets import dimension_sections
@@ -60,6 +63,7 @@ SINGLE_TURN_DIMENSIONS = DIMENSIONS["single_turn"]
 MULTI_TURN_DIMENSIONS = DIMENSIONS["multi_turn"]
 UNRATED_NOTE = "_unrated"
 CONTEXT_GUARD_NOTE = "_context_guard"
+TOOL_OUTPUTS = "tool outputs"  # what the context guard cuts, as its note names them
 
 
 @cache
@@ -117,7 +121,19 @@ def rubric_prompt(
     tools: list[dict[str, Any]] | None = None,
     prompts: PromptSet | None = None,
 ) -> tuple[str, str]:
-    """(prompt, context-guard note or ""); `prompts`: the prompt set (None = built-in)."""
+    """(prompt, context-guard note or ""), the guard on estimated tokens; `prompts`: the
+    prompt set (None = built-in)."""
+    return _fit(rubric_parts(record, task, settings, tools, prompts), settings)
+
+
+def rubric_parts(
+    record: EpisodeRecord,
+    task: Task | None,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+    prompts: PromptSet | None = None,
+) -> Parts:
+    """The rubric prompt as the context guard's `Parts` (its texts: the tool outputs)."""
     dims = dimensions_for(record.subset)
     imported = _imported(prompts)
     defs = imported.sections("judge_dimensions") if imported else dimension_definitions()
@@ -134,15 +150,15 @@ def rubric_prompt(
                 "tool call and on the user's intent")
     template = (imported.templates[f"judge_rubric_{record.subset}"] if imported
                 else Template(prompt_text("travel_rubric.txt")))
-    return _fitted(template, record, settings, tools, context=context, query=query,
-                   dimensions="\n\n".join(f"### {d}\n{defs.get(d, '')}" for d in dims),
-                   interaction_note=note, example=example)
+    return _parts(template, record, settings, tools, context=context, query=query,
+                  dimensions="\n\n".join(f"### {d}\n{defs.get(d, '')}" for d in dims),
+                  interaction_note=note, example=example)
 
 
-def _fitted(template: Template, record: EpisodeRecord, settings: JudgeSettings,
-            tools: list[dict[str, Any]] | None, **fields: str) -> tuple[str, str]:
-    """TEMPLATE filled with FIELDS, the tool schemas and the conversation, shortened by the
-    context guard when it would not fit: (prompt, guard note or "")."""
+def _parts(template: Template, record: EpisodeRecord, settings: JudgeSettings,
+           tools: list[dict[str, Any]] | None, **fields: str) -> Parts:
+    """TEMPLATE filled with FIELDS, the tool schemas and the conversation, as the context
+    guard's `Parts`: the conversation's tool outputs are what it may shorten."""
     rendered_tools = render_tools(tools)
 
     def render(turns: list[ChatMessage]) -> str:
@@ -152,8 +168,19 @@ def _fitted(template: Template, record: EpisodeRecord, settings: JudgeSettings,
             **fields,
         )
 
-    return fit_to_context(render, conversation_turns(record), settings.context_tokens,
-                          settings.sampling.max_tokens or 0)
+    return tool_output_parts(render, conversation_turns(record))
+
+
+def _fit(parts: Parts, settings: JudgeSettings) -> tuple[str, str]:
+    return fit_parts(parts, settings.context_tokens, settings.sampling.max_tokens or 0,
+                     TOOL_OUTPUTS)
+
+
+async def _fit_counted(parts: Parts, settings: JudgeSettings, client: JudgeClient, model: str,
+                       system: str) -> tuple[str, str]:
+    """The guard counting tokens with the judge server when it can (vLLM's /tokenize)."""
+    return await fit_texts(parts, settings.context_tokens, settings.sampling.max_tokens or 0,
+                           server_counter(client, model, system), TOOL_OUTPUTS)
 
 
 def build_meta_prompt(
@@ -175,8 +202,20 @@ def meta_prompt(
     tools: list[dict[str, Any]] | None = None,
     prompts: PromptSet | None = None,
 ) -> tuple[str, str]:
-    """(prompt, context-guard note or ""). Dimensions the rubric judge did not rate are shown
-    as N/A, as in the reference. `prompts`: the prompt set (None = built-in)."""
+    """(prompt, context-guard note or ""), the guard on estimated tokens. Dimensions the
+    rubric judge did not rate are shown as N/A, as in the reference. `prompts`: the prompt set
+    (None = built-in)."""
+    return _fit(meta_parts(record, task, rubric, settings, tools, prompts), settings)
+
+
+def meta_parts(
+    record: EpisodeRecord,
+    task: Task | None,
+    rubric: Judgement,
+    settings: JudgeSettings,
+    tools: list[dict[str, Any]] | None = None,
+    prompts: PromptSet | None = None,
+) -> Parts:
     query, context = _query_and_context(record, task)
     dims = DIMENSIONS.get(record.subset) or list(rubric.scores)
     ratings = "\n".join(
@@ -189,8 +228,8 @@ def meta_prompt(
     imported = _imported(prompts)
     template = (imported.templates["judge_meta"] if imported
                 else Template(prompt_text("travel_meta.txt")))
-    return _fitted(template, record, settings, tools, context=context, query=query,
-                   ratings=ratings, reasoning=reasoning)
+    return _parts(template, record, settings, tools, context=context, query=query,
+                  ratings=ratings, reasoning=reasoning)
 
 
 def normalised_rubric_score(ratings: dict[str, float]) -> float:
@@ -220,15 +259,16 @@ async def judge_rubric(
         "prompt_version": rubric_version(prompts),
         "kind": RUBRIC_KIND,
     }
-    prompt, guard = rubric_prompt(record, task, settings, tools, prompts)
     imported = _imported(prompts)
+    system = imported.texts["judge_system"] if imported else ""
+    prompt, guard = await _fit_counted(rubric_parts(record, task, settings, tools, prompts),
+                                       settings, client, model, system)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt,
             schema_name="travel_rubric", schema=rubric_schema(dims),
-            parse=lambda text: parse_rubric(text, dims), settings=settings,
-            system=imported.texts["judge_system"] if imported else "",
+            parse=lambda text: parse_rubric(text, dims), settings=settings, system=system,
         )
     except JudgeFailed as exc:
         return Judgement(**base, score=None, reasoning=notes, error=exc.detail,
@@ -262,15 +302,16 @@ async def judge_meta(
         "prompt_version": meta_version(prompts),
         "kind": META_KIND,
     }
-    prompt, guard = meta_prompt(record, task, rubric, settings, tools, prompts)
     imported = _imported(prompts)
+    system = imported.texts["judge_meta_system"] if imported else ""
+    prompt, guard = await _fit_counted(meta_parts(record, task, rubric, settings, tools, prompts),
+                                       settings, client, model, system)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt, schema_name="travel_meta", schema=META_SCHEMA,
             parse=parse_meta, settings=settings,
-            retry_temperature=settings.meta_retry_temperature,
-            system=imported.texts["judge_meta_system"] if imported else "",
+            retry_temperature=settings.meta_retry_temperature, system=system,
         )
     except JudgeFailed as exc:
         return Judgement(**base, score=None, reasoning=notes, error=exc.detail,

@@ -98,7 +98,7 @@ def test_the_guard_cuts_the_longest_chat_texts_to_fit_its_estimate():
     for kept in ("[User1]: 我想去西安", "[Agent]: 最后的计划", "r" * 1500, '"avg_budget": 3000'):
         assert kept in prompt
     note = j.reasoning[CONTEXT_GUARD_NOTE]
-    assert note.startswith(f"context guard: prompt {whole} estimated tokens > budget "
+    assert note.startswith(f"context guard: prompt ~{whole} estimated tokens > budget "
                            f"{context - 512} (context_tokens {context} - max_tokens 512)")
     assert "2 texts cut" in note and "still over" not in note
     assert j.score == pytest.approx(0.75) and set(j.scores) == set(DIMENSION_KEYS)
@@ -145,7 +145,7 @@ def test_the_meta_judge_is_guarded_and_says_so_and_a_failed_judge_keeps_the_note
 
 
 def test_when_even_empty_texts_do_not_fit_the_prompt_goes_as_it_is_and_the_note_says_so():
-    prompt, note = asyncio.run(fit_texts(lambda t: "head " * 300 + "".join(t), ["x" * 300], 100,
+    prompt, note = asyncio.run(fit_texts((lambda t: "head " * 300 + "".join(t), ["x" * 300]), 100,
                                          10))
     assert note.endswith("; still over budget") and "cut to <= 0 estimated tokens" in note
     assert prompt.startswith("head ") and "x" * 300 not in prompt
