@@ -160,6 +160,9 @@ TokenCounter = Callable[[str], Awaitable["int | None"]]
 """The judge server's exact token count of a prompt (None: the server cannot count, e.g. no
 /tokenize route)."""
 
+GUARD_ROUNDS = 6
+"""The context guard's cut-and-count rounds at most (two or three in practice)."""
+
 Parts = tuple[Callable[[list[str]], str], list[str]]
 """What the guard may cut: (render, texts), `render(texts)` being the whole prompt."""
 
@@ -186,7 +189,9 @@ def _guard(parts: Parts, context_tokens: int, max_tokens: int,
     (prompt, note). The longest texts are cut (`shorten_texts`) when the prompt's tokens plus
     `max_tokens` would exceed `context_tokens` (0 = no guard). Cuts are planned in estimated
     tokens, converted at the counted-per-estimated rate (first of the whole prompt, then of
-    what the last cut removed); at most five rounds."""
+    what the last cut removed), within the bracket of cuts known too small and known enough;
+    the least cut prompt that fits is kept, and a prompt within 2% of the budget ends the
+    search (at most GUARD_ROUNDS counts after the first)."""
     render, texts = parts
     prompt = render(texts)
     if context_tokens <= 0:
@@ -200,18 +205,38 @@ def _guard(parts: Parts, context_tokens: int, max_tokens: int,
         return prompt, ""
     full_est = estimate_tokens(prompt)
     ratio = n / max(full_est, 1)  # counted tokens per estimated one
-    reduce_by, info = 0, Shortened()
-    for _ in range(5):
-        reduce_by += max(1, math.ceil((n - budget) / ratio))
+    lo, hi = 0, None  # cuts (estimated tokens to remove) known too small / known enough
+    best: tuple[str, int, Shortened] | None = None  # the least cut prompt that fits
+    reduce_by = max(1, math.ceil((n - budget) / ratio))
+    info = Shortened()
+    for _ in range(GUARD_ROUNDS):
         cut, info = shorten_texts(texts, reduce_by)
         prompt = render(cut)
         counted = (yield prompt) if exact else None
         n = counted if counted is not None else estimate_tokens(prompt)
+        if n <= budget:
+            hi = reduce_by
+            if best is None or n > best[1]:
+                best = (prompt, n, info)
+            if n >= budget - max(16, budget // 50):
+                break  # within 2% of the budget: close enough
+        elif info.cap_tokens == 0:
+            break  # every text is cut to nothing and it still does not fit
+        else:
+            lo = reduce_by
         est_drop = full_est - estimate_tokens(prompt)
-        if counted is not None and est_drop > 0 and full > n:
-            ratio = (full - n) / est_drop
-        if n <= budget or info.cap_tokens == 0:
+        if est_drop > 0 and full > n:
+            ratio = (full - n) / est_drop  # the rate of what was cut
+        guess = math.ceil((full - budget) / ratio)
+        if hi is not None and not lo < guess < hi:
+            guess = (lo + hi) // 2
+        elif hi is None and guess <= lo:
+            guess = lo + max(1, lo // 10)
+        if guess == reduce_by or (hi is not None and hi - lo <= 1):
             break
+        reduce_by = guess
+    if best is not None:
+        prompt, n, info = best
     tokens = "tokens" if exact else "estimated tokens"
     mark = "" if exact else "~"
     note = (f"context guard: prompt {mark}{full} {tokens} > budget {budget} (context_tokens "

@@ -19,8 +19,12 @@ from evaluator.benchmarks.grouptravelbench.judges import (
     JUDGE_KIND,
     JUDGE_VERSION,
     judge_prompt,
+    judge_view,
+    render_view,
     run_judge,
     run_meta,
+    view_texts,
+    with_texts,
 )
 from evaluator.benchmarks.grouptravelbench.rubric import DIMENSION_KEYS
 from evaluator.judges.settings import JudgeSettings
@@ -157,3 +161,29 @@ def test_an_answer_that_leaves_the_prompt_no_room_is_a_config_error():
         JudgeSettings(context_tokens=8192,
                       sampling=SamplingParams(temperature=0.1, max_tokens=32768))
     JudgeSettings(context_tokens=0, sampling=SamplingParams(max_tokens=32768))  # no guard: ok
+
+
+def test_a_tokenizer_unlike_the_estimate_still_gets_a_prompt_just_under_the_budget():
+    """SmolLM2-like rates: an English-heavy template the estimate overcounts, Chinese chat it
+    undercounts. The first cut, planned at the whole prompt's rate, over- or undershoots; the
+    search keeps the least cut prompt that fits and stops within 2% of the budget."""
+
+    def tokens(text: str) -> int:
+        ascii_chars = len(text.encode("ascii", "ignore"))
+        return ascii_chars // 4 + (len(text) - ascii_chars) * 3 // 2
+
+    async def count(prompt: str) -> int:
+        calls.append(prompt)
+        return tokens(prompt)
+
+    chat = CHAT + [{"role": "User1", "content": "长" * 3000},
+                   {"type": "message", "role": "Agent", "content": "ok " * 2000}]
+    view = judge_view(chat)
+    parts = (lambda texts: judge_prompt(_record(chat=chat), _task(),
+                                        render_view(with_texts(view, texts))), view_texts(view))
+    whole = tokens(parts[0](parts[1]))
+    for budget in (whole - 500, whole - 3000, whole * 3 // 5):
+        calls: list[str] = []
+        prompt, note = asyncio.run(fit_texts(parts, budget + 256, 256, count))
+        assert budget - max(16, budget // 50) <= tokens(prompt) <= budget, (budget, note)
+        assert note.endswith(f"now {tokens(prompt)}") and 2 <= len(calls) <= 7
