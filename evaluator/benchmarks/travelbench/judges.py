@@ -111,19 +111,9 @@ def build_rubric_prompt(
     tools: list[dict[str, Any]] | None = None,
     prompts: PromptSet | None = None,
 ) -> str:
-    return rubric_prompt(record, task, settings, tools, prompts)[0]
-
-
-def rubric_prompt(
-    record: EpisodeRecord,
-    task: Task | None,
-    settings: JudgeSettings,
-    tools: list[dict[str, Any]] | None = None,
-    prompts: PromptSet | None = None,
-) -> tuple[str, str]:
-    """(prompt, context-guard note or ""), the guard on estimated tokens; `prompts`: the
-    prompt set (None = built-in)."""
-    return _fit(rubric_parts(record, task, settings, tools, prompts), settings)
+    """The rubric prompt, the context guard on estimated tokens (the judge call counts with
+    the judge server when it can)."""
+    return _fit(rubric_parts(record, task, settings, tools, prompts), settings)[0]
 
 
 def rubric_parts(
@@ -191,21 +181,10 @@ def build_meta_prompt(
     tools: list[dict[str, Any]] | None = None,
     prompts: PromptSet | None = None,
 ) -> str:
-    return meta_prompt(record, task, rubric, settings, tools, prompts)[0]
-
-
-def meta_prompt(
-    record: EpisodeRecord,
-    task: Task | None,
-    rubric: Judgement,
-    settings: JudgeSettings,
-    tools: list[dict[str, Any]] | None = None,
-    prompts: PromptSet | None = None,
-) -> tuple[str, str]:
-    """(prompt, context-guard note or ""), the guard on estimated tokens. Dimensions the
-    rubric judge did not rate are shown as N/A, as in the reference. `prompts`: the prompt set
-    (None = built-in)."""
-    return _fit(meta_parts(record, task, rubric, settings, tools, prompts), settings)
+    """The meta prompt, the context guard on estimated tokens. Dimensions the rubric judge did
+    not rate are shown as N/A, as in the reference. `prompts`: the prompt set (None =
+    built-in)."""
+    return _fit(meta_parts(record, task, rubric, settings, tools, prompts), settings)[0]
 
 
 def meta_parts(
@@ -216,6 +195,7 @@ def meta_parts(
     tools: list[dict[str, Any]] | None = None,
     prompts: PromptSet | None = None,
 ) -> Parts:
+    """The meta prompt as the context guard's `Parts` (its texts: the tool outputs)."""
     query, context = _query_and_context(record, task)
     dims = DIMENSIONS.get(record.subset) or list(rubric.scores)
     ratings = "\n".join(
