@@ -159,7 +159,9 @@ def fitting_max_tokens(exc: HTTPStatusError, prompt_tokens: int = 0) -> int | No
     `max_tokens` do not fit (vLLM's wordings: with the prompt's token count, or `max_tokens`
     above `max_model_len`, where `prompt_tokens`, an estimate, is subtracted); None for any
     other answer, or when less than MIN_ANSWER_TOKENS would be left (the prompt itself is
-    too long)."""
+    too long). When the estimate leaves less than that under `max_model_len`, the answer is
+    `max_model_len` itself: the estimate may be high, and the server then either answers (recent
+    vLLM cuts `max_tokens` to what the prompt leaves) or says the prompt's exact count."""
     if exc.status != 400:
         return None
     body = exc.body.replace(",", "")
@@ -168,6 +170,8 @@ def fitting_max_tokens(exc: HTTPStatusError, prompt_tokens: int = 0) -> int | No
         left = int(ctx.group(1)) - int(next(g for g in used.groups() if g)) - 1
     elif (over := _OVER_LEN.search(body)) is not None:
         left = int(over.group(1)) - prompt_tokens - 1
+        if left < MIN_ANSWER_TOKENS:  # the estimate may be high: let the server decide
+            return int(over.group(1))
     else:
         return None
     return left if left >= MIN_ANSWER_TOKENS else None
