@@ -11,6 +11,11 @@ normalised mean (0..1) in `score`. The meta-judge (`gtb_meta`, run when
 meta-judge leaves S uncalibrated; a judge that never parses leaves the unit without a judge
 score (the reference drops it from the judge's statistics). A run that crashed before the
 agent said anything is rated 1 on every dimension (S = 0) without a call, and kept.
+
+Nothing else is cut, as in the reference, unless `judge.context_tokens` is set: then the
+context guard (`evaluator.judges.transcript`) shortens the longest chat texts (messages,
+tool-call arguments, tool results) until the prompt and `sampling.max_tokens` fit, counting
+with the judge server when it can, and the judgement says so under `_context_guard`.
 """
 
 from __future__ import annotations
