@@ -247,6 +247,10 @@ def run_judge(args: argparse.Namespace) -> int:
           f"{stats.infra_failed} left after infrastructure errors")
     for why, n in sorted(stats.unjudgeable.items()):
         print(f"  not judged: {n} x {why}")
+    from evaluator.judges.pool import context_hint
+
+    if hint := context_hint(stats, settings, run_dir):
+        print(hint, file=sys.stderr)
     if stats.infra_failed:
         urls = ", ".join(ep.base_url for ep in settings.endpoints)
         print(f"error: {stats.infra_failed} unit(s) not judged: the judge endpoint ({urls}) "

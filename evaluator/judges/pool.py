@@ -76,10 +76,33 @@ class PoolStats(msgspec.Struct):
     submitted: int = 0
     judged: int = 0            # judgements written (errors included)
     judge_errors: int = 0      # judgements written with `error`
+    context_errors: int = 0    # of those: the judge server refused a prompt too long for it
     skipped_done: int = 0      # keys already judged
     skipped_unjudgeable: int = 0
     infra_failed: int = 0      # units left unjudged after infrastructure errors
     unjudgeable: dict[str, int] = msgspec.field(default_factory=dict)
+
+
+_CONTEXT_REFUSALS = ("maximum context length", "cannot be greater than max_model_len")
+
+
+def is_context_refusal(error: str) -> bool:
+    """A judge error that is the server refusing a prompt (and answer) its context cannot take
+    (vLLM's wordings)."""
+    return any(words in error for words in _CONTEXT_REFUSALS)
+
+
+def context_hint(stats: PoolStats, settings: JudgeSettings, run_dir: Path | str) -> str:
+    """What to do when judge prompts did not fit the judge's context ("" when none failed so):
+    the context guard, or a judge with a longer context."""
+    if not stats.context_errors:
+        return ""
+    guard = ("" if settings.context_tokens else
+             "set the judge's context to turn the context guard on, e.g. `agentsweep judge "
+             f"{run_dir} --retry-errors --set judge.context_tokens=8192 --set "
+             "judge.sampling.max_tokens=1024` (recorded as deviations), or ")
+    return (f"hint: {stats.context_errors} judge error(s) are prompts too long for the judge's "
+            f"context: {guard}judge with a longer-context model (--judge-url); docs/judges.md")
 
 
 class JudgePool:
@@ -231,6 +254,8 @@ class JudgePool:
         self.stats.judged += 1
         if j.error is not None:
             self.stats.judge_errors += 1
+            if is_context_refusal(j.error):
+                self.stats.context_errors += 1
 
     def _unjudgeable(self, why: str) -> None:
         self.stats.skipped_unjudgeable += 1

@@ -13,7 +13,7 @@ from typing import Any
 
 from backends.types import Endpoint
 from evaluator.config import RunConfig
-from evaluator.judges.pool import JudgePool
+from evaluator.judges.pool import JudgePool, context_hint
 from evaluator.records import EpisodeRecord
 from evaluator.run.admission import NEW, AdmissionController
 from evaluator.run.progress import Counters
@@ -40,8 +40,10 @@ class JudgeHook:
             return (f"  judging failed: {type(exc).__name__}: {exc}; the episodes are saved, "
                     "run `agentsweep judge RUN_DIR` to judge them")
         st = self.pool.stats
+        hint = context_hint(st, self.pool.settings, self.pool.run_dir)
         return (f"  judged: {st.judged} judgements ({st.judge_errors} judge errors, "
-                f"{st.skipped_done} already judged, {st.infra_failed} left for `agentsweep judge`)")
+                f"{st.skipped_done} already judged, {st.infra_failed} left for `agentsweep judge`)"
+                + (f"\n  {hint}" if hint else ""))
 
 
 async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoint], res: Any,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import msgspec
 import pytest
 
 from backends.errors import HTTPStatusError
@@ -99,3 +100,20 @@ def test_another_rejection_is_an_attempt():
         asyncio.run(call_judge(fake, "m", "p", schema_name="s", schema={}, parse=lambda t: t,
                                settings=_settings(100)))
     assert len(fake.seen) == 1
+
+
+def test_judge_errors_that_are_context_refusals_get_a_hint():
+    from evaluator.judges.pool import PoolStats, context_hint, is_context_refusal
+
+    refused = ('judge request rejected: http://h/v1/chat/completions answered HTTP 400: '
+               '{"error":{"message":"max_tokens=32768 cannot be greater than max_model_len=8192.'
+               '"}} (after 10 attempts)')
+    assert is_context_refusal(refused) and is_context_refusal(f"judge request rejected: {OLD}")
+    assert not is_context_refusal("unparseable judge output: no rating (after 3 attempts)")
+    assert context_hint(PoolStats(judge_errors=2), _settings(1024), "R") == ""
+    hint = context_hint(PoolStats(judge_errors=2, context_errors=2), _settings(32768), "R")
+    assert hint.startswith("hint: 2 judge error(s) are prompts too long for the judge's context")
+    assert "agentsweep judge R --retry-errors --set judge.context_tokens=8192" in hint
+    guarded = msgspec.structs.replace(_settings(1024), context_tokens=8192)
+    hint = context_hint(PoolStats(judge_errors=1, context_errors=1), guarded, "R")
+    assert "--set" not in hint and "--judge-url" in hint  # the guard is on: a longer context
