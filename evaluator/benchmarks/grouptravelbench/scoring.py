@@ -117,6 +117,7 @@ class GroupSummary(msgspec.Struct):
     difficulties: dict[str, Summary] = {}
     judge: JudgeSummary | None = None
     judge_by_difficulty: dict[str, JudgeSummary] = {}
+    judge_by_subset: dict[str, JudgeSummary] = {}
     validity_issues: dict[str, int] = {}   # issues by type, over every trial's final plan
     compromises: dict[str, int] = {}       # solicited, accepted, refused, invalid
 
@@ -168,11 +169,14 @@ def summarize(units: list[UnitScore]) -> GroupSummary | None:
     levels = sorted(set(level.values()))
     by_level = {d: [u for u in units if level[(u.subset, u.task_id)] == d] for d in levels}
     judged_levels = {d: j for d in levels if (j := _judge(by_level[d])) is not None}
+    judged_subsets = {s: j for s in subsets
+                      if (j := _judge([u for u in units if u.subset == s])) is not None}
     return GroupSummary(
         summarise(tasks),
         {s: summarise([t for t in tasks if t.subset == s]) for s in subsets},
         {d: summarise([t for t in tasks if level[(t.subset, t.task_id)] == d]) for d in levels},
-        _judge(units), judged_levels, _counts(units, PV_PREFIX), _counts(units, CMP_PREFIX))
+        _judge(units), judged_levels, judged_subsets, _counts(units, PV_PREFIX),
+        _counts(units, CMP_PREFIX))
 
 
 def _row(label: str, name: str, s: Summary, j: JudgeSummary | None) -> list[str]:
@@ -193,7 +197,7 @@ def tables(runs: list[tuple[str, GroupSummary | None]]) -> list[Table]:
             continue
         main.rows.append(_row(label, "overall", s.overall, s.judge))
         for name, sub in s.subsets.items():
-            main.rows.append(_row(label, f"subset {name}", sub, None))
+            main.rows.append(_row(label, f"subset {name}", sub, s.judge_by_subset.get(name)))
         for name, sub in s.difficulties.items():
             main.rows.append(_row(label, f"difficulty {name}", sub,
                                   s.judge_by_difficulty.get(name)))

@@ -131,7 +131,7 @@ def test_a_failed_meta_judge_leaves_s_uncalibrated_and_a_failed_judge_leaves_no_
     assert "lj" not in unit.dims and unit.score == 1.0             # rule metrics still count
 
 
-def test_the_report_breaks_down_by_difficulty_and_averages_only_rated_units():
+def test_the_report_breaks_down_by_subset_and_difficulty_and_averages_only_rated_units():
     units = [_scored(_record(task_id="a", difficulty="easy"), meta_score=1.0),
              _scored(_record(task_id="b", difficulty="hard"), meta_score=0.6),
              _scored(_record(task_id="c", difficulty="hard"), None, judge_score=None)]
@@ -141,8 +141,10 @@ def test_the_report_breaks_down_by_difficulty_and_averages_only_rated_units():
     assert s.judge_by_difficulty["easy"].score == 50.0
     assert s.judge_by_difficulty["hard"].score == 30.0 and s.judge_by_difficulty["hard"].rated == 1
     assert s.validity_issues == {"time_overlap": 6} and s.compromises["accepted"] == 3
+    assert s.judge_by_subset["test"].score == 40.0 and s.judge_by_subset["test"].rated == 2
     rows = get("grouptravelbench").report.tables([("run", s)])[0].rows
     assert ["run", "difficulty hard", "2"] == rows[-1][:3] and rows[-1][-1] == "30.0"
+    assert ["run", "subset test", "3"] == rows[1][:3] and rows[1][-1] == "40.0"
 
 
 def test_a_task_loaded_from_a_differently_named_file_has_a_protocol():
