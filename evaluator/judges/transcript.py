@@ -160,6 +160,9 @@ TokenCounter = Callable[[str], Awaitable["int | None"]]
 """The judge server's exact token count of a prompt (None: the server cannot count, e.g. no
 /tokenize route)."""
 
+CONTEXT_GUARD_NOTE = "_context_guard"
+"""The key of `Judgement.reasoning` under which a judgement says what the guard cut."""
+
 GUARD_ROUNDS = 6
 """The context guard's cut-and-count rounds at most (two or three in practice)."""
 

@@ -348,9 +348,26 @@ def load_run(
         episodes=episodes,
         success_threshold=threshold,
         score_source=source,
-        info=_run_info(manifest, config, overrides),
+        info={**_run_info(manifest, config, overrides), **_context_guarded(run_dir)},
         throughput=_throughput(run_dir),
     )
+
+
+def _context_guarded(run_dir: Path) -> dict[str, str]:
+    """{"context guard": "K of N model judgements"} when the judges' context guard cut K of
+    the N current model judgements' prompts (the last one per key); {} when it cut none."""
+    from evaluator.judges.pool import RULE_JUDGE_MODEL, judgement_key, read_judgements
+    from evaluator.judges.transcript import CONTEXT_GUARD_NOTE
+
+    if not (run_dir / "judgements.jsonl").is_file():
+        return {}
+    latest = {judgement_key(j): j for j in read_judgements(run_dir)
+              if j.judge_model != RULE_JUDGE_MODEL}
+    cut = sum(CONTEXT_GUARD_NOTE in j.reasoning for j in latest.values())
+    if not cut:
+        return {}
+    return {"context guard": f"{cut} of {len(latest)} model judgements cut to fit the judge's "
+                             "context"}
 
 
 def _throughput(run_dir: Path) -> dict[str, Any]:

@@ -49,7 +49,8 @@ def markdown_table(table: Table) -> str:
     return "\n".join(out)
 
 
-_SETTINGS_KEYS = ("profile", "deviations", "domains", "prompts", "tool validation")
+_SETTINGS_KEYS = ("profile", "deviations", "domains", "prompts", "tool validation",
+                  "context guard")
 
 
 def settings_lines(runs: list[RunSummary]) -> list[str]:

@@ -430,3 +430,25 @@ def test_a_resumed_run_judges_with_the_changed_settings(sample_run, tmp_path):
     mine = RunRequest(resume=str(run_dir),
                       overrides=[("judge.sampling.temperature", 0.5, "--set")])
     assert _load(mine)[0].judge.sampling.temperature == 0.5
+
+
+def test_the_context_guard_is_recorded_per_judgement_and_counted_in_the_report(
+        sample_run, judge, tmp_path, capsys):
+    """A judge context smaller than the prompts: every model judgement says what the guard did
+    (on the estimate: the stub judge server has no /tokenize), the report counts them."""
+    from evaluator.judges.pool import read_judgements
+    from evaluator.report.load import load_run
+
+    run_dir = copy_run(sample_run, tmp_path / "run")
+    assert "context guard" not in load_run(run_dir).info
+    assert judge_cli(str(run_dir), "--judge-url", judge.url, "--judge-model", JUDGE_MODEL,
+                     "--set", "judge.context_tokens=700",
+                     "--set", "judge.sampling.max_tokens=200") == 0
+    model = [j for j in read_judgements(run_dir) if j.judge_model == JUDGE_MODEL]
+    assert model and all(j.reasoning["_context_guard"].startswith(
+        "context guard: prompt ~") for j in model)
+    assert "budget 500 (context_tokens 700 - max_tokens 200)" in model[0].reasoning[
+        "_context_guard"]
+    info = load_run(run_dir).info
+    assert info["context guard"] == (f"{len(model)} of {len(model)} model judgements cut to fit "
+                                     "the judge's context")

@@ -39,7 +39,7 @@ from evaluator.judges.parse import (
     parse_rubric,
     rubric_schema,
 )
-from evaluator.judges.transcript import fit_texts
+from evaluator.judges.transcript import CONTEXT_GUARD_NOTE, fit_texts
 from evaluator.records import EpisodeRecord, Judgement
 
 from .chat import AGENT
@@ -52,7 +52,6 @@ META_VERSION = "gtb-meta-v1"
 RESULT_CHARS = 2000
 """A tool result longer than this is cut in the judge's transcript (the reference's cut)."""
 CRASHED_NOTE = "_crashed"
-CONTEXT_GUARD_NOTE = "_context_guard"
 PROMPTS = Path(__file__).with_name("prompts")
 
 

@@ -33,6 +33,7 @@ from evaluator.judges.parse import (
 )
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import (
+    CONTEXT_GUARD_NOTE,
     Parts,
     conversation_turns,
     first_user_text,
@@ -62,7 +63,6 @@ DIMENSIONS: dict[str, list[str]] = JUDGE_DIMENSIONS
 SINGLE_TURN_DIMENSIONS = DIMENSIONS["single_turn"]
 MULTI_TURN_DIMENSIONS = DIMENSIONS["multi_turn"]
 UNRATED_NOTE = "_unrated"
-CONTEXT_GUARD_NOTE = "_context_guard"
 TOOL_OUTPUTS = "tool outputs"  # what the context guard cuts, as its note names them
 
 
