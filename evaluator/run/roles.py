@@ -170,6 +170,17 @@ class AdmittedChat:
         self._order = order
         self._journal = journal  # journal the calls of the episode running (journal.CURRENT)
 
+    async def count_tokens(self, messages: list[ChatMessage], **kwargs: Any) -> Any:
+        """The endpoint's count of the prompt tokens of `messages` (`ChatClient.count_tokens`),
+        None when its client cannot count. Neither admitted nor journaled: nothing is
+        generated, and the judges' context guard asks it before each call."""
+        counter = getattr(self._ep.client, "count_tokens", None)
+        if counter is None:
+            return None
+        if kwargs.get("model") is None:
+            kwargs["model"] = self._ep.model
+        return await counter(messages, **kwargs)
+
     async def chat(self, messages: list[ChatMessage], **kwargs: Any) -> ChatResponse:
         ep = self._ep
         kwargs.setdefault("model", ep.model)

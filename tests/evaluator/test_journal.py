@@ -7,6 +7,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
+from backends.chat_wire import TokenCount
 from backends.types import ChatMessage, ChatResponse, Choice, SamplingParams, Usage
 from evaluator.config import AdmissionConfig
 from evaluator.run.admission import AdmissionController
@@ -269,3 +270,19 @@ async def test_a_retry_after_a_diverged_replay_keeps_the_prefix_and_the_live_cal
     # the same as a resume would read back
     assert [(e.i, e.h) for e in read_journal(tmp_path / JOURNAL_FILE)["u#0"]] == [(0, "h0"),
                                                                                (1, "x1")]
+
+
+async def test_the_judge_role_counts_tokens_with_its_client_when_it_can():
+    """The run's judge client (admitted) passes the context guard's count to its endpoint's
+    client, with the role's model; a client that cannot count gives None."""
+    class Counting(_FakeClient):
+        async def count_tokens(self, messages, *, model=None, timeout_s=60.0):
+            self.counted = (len(messages), model)
+            return TokenCount(count=7, max_model_len=8192)
+
+    counters, client = Counters(), Counting()
+    judge = AdmittedChat(_endpoint("judge", client, counters))
+    assert (await judge.count_tokens(_msgs("judge this"), model=None)).count == 7
+    assert client.counted == (1, "m") and client.sent == [] and counters.calls == 0
+    assert await AdmittedChat(_endpoint("judge", _FakeClient(), counters)).count_tokens(
+        _msgs("x")) is None
