@@ -169,6 +169,12 @@ def test_the_paper_profiles_output_caps_are_the_references(tmp_path):
     assert gtb.agent.sampling.max_tokens == 8192 and gtb.user.sampling.max_tokens == 8192
     assert gtb.sandbox.simulator_max_tokens == 8192
     assert gtb.judge.sampling.max_tokens == 32768
+    assert gtb.judge.context_tokens == 0 and profile_deviations(gtb) == {}
+    guarded = _load(("data.benchmark", "grouptravelbench"), ("data.dataset", str(tmp_path)),
+                    ("judge.context_tokens", 8192), ("judge.sampling.max_tokens", 1024))
+    assert profile_deviations(guarded) == {  # the judge's context guard is a deviation
+        "judge.context_tokens": {"profile": 0, "used": 8192},
+        "judge.sampling.max_tokens": {"profile": 32768, "used": 1024}}
     # TRIP-Bench's paper states none ("default settings"): unset, as VitaBench's
     trip = _load(("data.benchmark", "tripbench"), ("data.dataset", str(tmp_path)))
     assert trip.profile == "paper" and trip.agent.sampling.temperature == 0.7

@@ -9,7 +9,8 @@ cached examples. Rounds and kappa follow each task's difficulty (scheduler.ROUND
 Output caps: the reference's `create_openai_config` gives the agent, the user simulators and
 the tool simulator 8,192 tokens each (`__main__.py`), the judge 32,768; without them here the
 run's generic CPU-sampling defaults (agent 160, user 96, simulator 2,048) would cut the
-agent's plan JSON short.
+agent's plan JSON short. The judge's context guard is off (`context_tokens` 0): the reference
+shows its judge the whole chat, so a guard set for a smaller judge is a recorded deviation.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ PAPER: dict[str, Any] = {
         "meta_retry_temperature": 0.1,
         "structured_output": False,
         "meta_judge": True,
+        "context_tokens": 0,  # the reference shows the judge the whole chat
     },
     "sandbox": {"top_k": 8, "simulator_max_tokens": 8192},
 }
