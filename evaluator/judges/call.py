@@ -32,7 +32,7 @@ from backends.types import ChatMessage, ChatResponse, SamplingParams
 
 from .parse import JudgeParseError
 from .settings import JudgeSettings
-from .transcript import TokenCounter, estimate_tokens
+from .transcript import Parts, TokenCounter, estimate_tokens, fit_texts
 
 T = TypeVar("T")
 
@@ -52,28 +52,41 @@ class JudgeClient(Protocol):
     async def resolve_model(self) -> str: ...
 
 
+def judge_messages(prompt: str, system: str = "") -> list[ChatMessage]:
+    """What a judge call sends: the prompt as one user message, after `system` when given."""
+    messages = [ChatMessage(role="user", content=prompt)]
+    if system:
+        messages.insert(0, ChatMessage(role="system", content=system))
+    return messages
+
+
 def server_counter(client: Any, model: str = "", system: str = "") -> TokenCounter | None:
     """A `TokenCounter` asking the judge server (the client's `count_tokens`: vLLM's
-    /tokenize) how many tokens a prompt takes, sent as `call_judge` sends it (one user
-    message, after the `system` message when there is one); None for a client
-    without `count_tokens`. A server that refuses to count (an HTTP error) gives None, so the
-    context guard falls back to its estimate; connection trouble propagates as an
-    infrastructure error."""
+    /tokenize) how many tokens a prompt takes, sent as `call_judge` sends it
+    (`judge_messages`); None for a client without `count_tokens`. A server that refuses to
+    count (an HTTP error) gives None, so the context guard falls back to its estimate;
+    connection trouble propagates as an infrastructure error."""
     counter = getattr(client, "count_tokens", None)
     if counter is None:
         return None
 
     async def count(prompt: str) -> int | None:
         try:
-            messages = [ChatMessage(role="user", content=prompt)]
-            if system:
-                messages.insert(0, ChatMessage(role="system", content=system))
-            got = await counter(messages, model=model or None)
+            got = await counter(judge_messages(prompt, system), model=model or None)
         except HTTPStatusError:
             return None
         return None if got is None else int(got.count)
 
     return count
+
+
+async def fit_prompt(parts: Parts, settings: JudgeSettings, client: Any, model: str, *,
+                     system: str = "", what: str = "texts") -> tuple[str, str]:
+    """The context guard before one judge call (`transcript.fit_texts`): the settings'
+    `context_tokens` and answer budget, tokens counted by the judge server when it can.
+    Returns (prompt, guard note or "")."""
+    return await fit_texts(parts, settings.context_tokens, settings.sampling.max_tokens or 0,
+                           server_counter(client, model, system), what)
 
 
 class JudgeFailed(Exception):
@@ -101,9 +114,7 @@ async def call_judge(
     """Ask the judge, parse its answer; returns (value, attempts, raw answer).
     `retry_temperature` overrides `settings.retry_temperature` (the meta-judge's own);
     `system`: a system message before the prompt ("" = none)."""
-    messages = [ChatMessage(role="user", content=prompt)]
-    if system:
-        messages.insert(0, ChatMessage(role="system", content=system))
+    messages = judge_messages(prompt, system)
     structured = settings.structured_output
     attempts = 0
     infra_failures = 0

@@ -30,7 +30,7 @@ from typing import Any
 
 from bench_data.types import GroupTravelTask, Task
 from evaluator.benchmarks.base import JudgeInput
-from evaluator.judges.call import JudgeFailed, call_judge, server_counter
+from evaluator.judges.call import JudgeFailed, call_judge, fit_prompt
 from evaluator.judges.parse import (
     META_SCHEMA,
     RATING_LABELS,
@@ -39,7 +39,7 @@ from evaluator.judges.parse import (
     parse_rubric,
     rubric_schema,
 )
-from evaluator.judges.transcript import CONTEXT_GUARD_NOTE, fit_texts
+from evaluator.judges.transcript import CONTEXT_GUARD_NOTE
 from evaluator.records import EpisodeRecord, Judgement
 
 from .chat import AGENT
@@ -177,12 +177,8 @@ async def fitted(inp: JudgeInput, build: Callable[[str], str]) -> tuple[str, str
     `judge.context_tokens` is set and the prompt would not fit: (prompt, guard note or "").
     Tokens are counted by the judge server when it can (vLLM's /tokenize), else estimated."""
     view = judge_view(inp.record.extra.get("chat") or [])
-    settings = inp.settings
-    if settings.context_tokens <= 0:
-        return build(render_view(view)), ""
-    return await fit_texts((lambda texts: build(render_view(with_texts(view, texts))),
-                            view_texts(view)), settings.context_tokens,
-                           settings.sampling.max_tokens or 0, server_counter(inp.client, inp.model))
+    return await fit_prompt((lambda texts: build(render_view(with_texts(view, texts))),
+                             view_texts(view)), inp.settings, inp.client, inp.model)
 
 
 JUDGE_SCHEMA = rubric_schema(DIMENSION_KEYS)

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from backends.types import ChatMessage
 from bench_data.types import Task, TravelBenchTask
-from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge, server_counter
+from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge, fit_prompt
 from evaluator.judges.parse import (
     META_SCHEMA,
     RATING_LABELS,
@@ -38,7 +38,6 @@ from evaluator.judges.transcript import (
     conversation_turns,
     first_user_text,
     fit_parts,
-    fit_texts,
     render_conversation,
     render_tools,
     tool_output_parts,
@@ -166,13 +165,6 @@ def _fit(parts: Parts, settings: JudgeSettings) -> tuple[str, str]:
                      TOOL_OUTPUTS)
 
 
-async def _fit_counted(parts: Parts, settings: JudgeSettings, client: JudgeClient, model: str,
-                       system: str) -> tuple[str, str]:
-    """The guard counting tokens with the judge server when it can (vLLM's /tokenize)."""
-    return await fit_texts(parts, settings.context_tokens, settings.sampling.max_tokens or 0,
-                           server_counter(client, model, system), TOOL_OUTPUTS)
-
-
 def build_meta_prompt(
     record: EpisodeRecord,
     task: Task | None,
@@ -241,8 +233,8 @@ async def judge_rubric(
     }
     imported = _imported(prompts)
     system = imported.texts["judge_system"] if imported else ""
-    prompt, guard = await _fit_counted(rubric_parts(record, task, settings, tools, prompts),
-                                       settings, client, model, system)
+    prompt, guard = await fit_prompt(rubric_parts(record, task, settings, tools, prompts),
+                                     settings, client, model, system=system, what=TOOL_OUTPUTS)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
@@ -284,8 +276,8 @@ async def judge_meta(
     }
     imported = _imported(prompts)
     system = imported.texts["judge_meta_system"] if imported else ""
-    prompt, guard = await _fit_counted(meta_parts(record, task, rubric, settings, tools, prompts),
-                                       settings, client, model, system)
+    prompt, guard = await fit_prompt(meta_parts(record, task, rubric, settings, tools, prompts),
+                                     settings, client, model, system=system, what=TOOL_OUTPUTS)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
