@@ -8,7 +8,6 @@ from typing import Any
 
 import msgspec
 
-
 TABLES = ("data", "engine", "agent", "user", "tool_simulator", "judge", "protocol", "sandbox",
           "admission", "retry")
 """The tables documented one by one (`options` is documented per benchmark, at the end)."""
@@ -45,8 +44,8 @@ def _options() -> list[str]:
     from evaluator.config import plain
 
     out = ["## `[options]`", "",
-           "The run's benchmark's own settings: each benchmark with options lists them below "
-           "(default: without a profile; `paper`: its paper profile's value).", ""]
+           ("The run's benchmark's own settings: each benchmark with options lists them below "
+           "(default: without a profile; `paper`: its paper profile's value)."), ""]
     for bench in benchmarks.all_benchmarks():
         if bench.options is None:
             continue

@@ -58,10 +58,10 @@ def test_a_changed_option_is_a_deviation(toy):
 
 @pytest.mark.parametrize(("text", "where", "what"), [
     ("[options]\nfinal_onyl = true\n", "<defaults>:2: field `options.final_onyl`",
-     "unknown key `options.final_onyl` (known options of Toybench: final_only, "
-     "grader_weight, hint)"),
-    ('[options]\nhint = "x"\ngrader_weight = "high"\n', "<defaults>:3: field "
-     "`options.grader_weight`", "Expected `float`, got `str`"),
+     ("unknown key `options.final_onyl` (known options of Toybench: final_only, "
+     "grader_weight, hint)")),
+    ('[options]\nhint = "x"\ngrader_weight = "high"\n', ("<defaults>:3: field "
+     "`options.grader_weight`"), "Expected `float`, got `str`"),
     ("[options]\ngrader_weight = 2.0\n", "<defaults>:2: field `options.grader_weight`",
      "grader_weight must be in [0, 1], got 2.0"),
 ])
@@ -112,9 +112,8 @@ def test_builtin_prompts_under_paper_are_a_deviation(tmp_path, monkeypatch):
 
 
 def test_an_unedited_import_is_the_reference_and_an_edited_one_is_not(tmp_path, monkeypatch):
-    from tests.evaluator.test_prompt_sets import make_checkout
-
     from evaluator.benchmarks.travelbench.prompt_import import import_reference
+    from tests.evaluator.test_prompt_sets import make_checkout
 
     monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path / "home"))
     bench = benchmarks.get("travelbench")
