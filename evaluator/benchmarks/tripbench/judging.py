@@ -87,14 +87,17 @@ def rules(inp: JudgeInput) -> Judgement:
         return judgement(None, {}, {}, "the record's task is not in the data")
     task = inp.task.payload_as(TripTask)
     reached = int(record.extra.get("turn_reached") or 1)
-    node = task.node(reached)
+    node = task.turns[-1]              # the final requirements, however far the dialogue got
+    finished = finished_dialogue(record)
     plan = str(record.extra.get("final_plan") or record.final_answer or "")
     try:
         world = world_of(inp.task)
     except Exception as exc:  # noqa: BLE001 - a missing world is this judgement's error
         return judgement(None, {}, {}, f"world: {exc}")
     result = evaluate(plan, eval_task(task, node), world)
-    scores: dict[str, float] = {"strict": float(result.strict), "loose": float(result.loose),
+    strict, loose = (result.strict, result.loose) if finished else (False, False)
+    scores: dict[str, float] = {"strict": float(strict), "loose": float(loose),
+                                "finished": float(finished),
                                 "f_feas": float(result.f_feas),
                                 "f_sound": float(result.f_sound),
                                 "f_user": float(result.f_user)}
@@ -108,9 +111,18 @@ def rules(inp: JudgeInput) -> Judgement:
                        "turns_judged": float(judged)})
     reasoning = {"turn": str(reached), "trip": node.trip, "active": ",".join(node.active),
                  "violations": msgspec.json.encode(result.violations[:50]).decode()}
+    if not finished:
+        reasoning["unfinished"] = (f"the dialogue ended ({record.termination}) at user turn "
+                                   f"{reached} of {len(task.turns)}: scored 0; the final plan "
+                                   "is judged against the final requirements for the counts")
     if result.parse_error:
         reasoning["parse_error"] = result.parse_error
-    return judgement(float(result.strict), scores, reasoning)
+    return judgement(float(strict), scores, reasoning)
+
+
+def finished_dialogue(record: EpisodeRecord) -> bool:
+    """Whether the agent answered the dialogue's last user turn (termination "completed")."""
+    return record.termination == "completed"
 
 
 def turn_level(record: EpisodeRecord, task: TripTask, world: World

@@ -46,7 +46,7 @@ from .evaluation.rubrics import decode_spec, validate
 from .judging import eval_task
 from .synthesis.meta import to_trip
 
-PROMPT_VERSION = "tripbench-v2"
+PROMPT_VERSION = "tripbench-v3"
 PROMPTS = Path(__file__).with_name("prompts")
 STEP_LIMIT_TEXT = "I could not finish planning within my step budget for this message."
 REPLY_CHARS = 4000   # the agent's reply as the simulator sees it (plans are long)

@@ -13,6 +13,7 @@ from .world.db import World
 
 HOTEL_TYPES = tuple(names.HOTEL_TYPES.values())
 _STAR_OF_TYPE = {v: k for k, v in names.HOTEL_TYPES.items()}
+_TIER_WORDS = (*HOTEL_TYPES, *names.HOTEL_TYPE_ALIASES)
 MAX_NIGHTS = 30
 
 
@@ -39,6 +40,8 @@ _ATTRACTION_SORT = {"heat": ("heat_score", True), "rating": ("comment_score", Tr
 
 def _attraction_out(row: dict[str, Any]) -> dict[str, Any]:
     row["closed_on"] = closed_on(row.pop("closed_weekdays"))
+    if "min_price" in row:
+        row["free"] = not row["min_price"]
     return row
 
 
@@ -46,8 +49,8 @@ def search_attractions(world: World, **a: Any) -> dict[str, Any]:
     city = city_named(world, a["city"])
     q = Query("t.id, t.name, t.category, t.comment_score, t.heat_score, t.comment_count, "
               "t.sight_level, t.open_time, t.close_time, t.closed_weekdays, t.duration_min, "
-              "t.lat, t.lon, (SELECT MIN(p.price) FROM attraction_products p "
-              "WHERE p.attraction_id = t.id) AS min_price", "attractions")
+              "t.lat, t.lon, COALESCE((SELECT MIN(p.price) FROM attraction_products p "
+              "WHERE p.attraction_id = t.id), 0) AS min_price", "attractions")
     q.add("t.city_id = ?", city["id"])
     if a["attraction_name"]:
         q.add("t.name LIKE ?", f"%{a['attraction_name']}%")
@@ -73,8 +76,12 @@ def get_attraction_detail_with_products(world: World, poi_id: str) -> dict[str, 
     city = world.city(row.pop("city_id"))
     products = world.query("SELECT id AS product_id, name, price FROM attraction_products "
                            "WHERE attraction_id = ? ORDER BY price, id", (poi_id,))
-    return {"attraction": {**_attraction_out(row), "city": city["name"] if city else None},
-            "products": products}
+    out: dict[str, Any] = {"attraction": {**_attraction_out(row),
+                                          "city": city["name"] if city else None},
+                           "products": products}
+    if not products or min(p["price"] for p in products) == 0:
+        out["message"] = "Free admission: no ticket is needed (plan it with products [])."
+    return out
 
 
 def _coordinates(row: dict[str, Any] | None, kind: str, key: str) -> dict[str, Any]:
@@ -135,7 +142,7 @@ def search_hotels(world: World, **a: Any) -> dict[str, Any]:
     if a["brand"]:
         q.add("t.brand = ? COLLATE NOCASE", a["brand"])
     if a["hotel_type"]:
-        stars = [_STAR_OF_TYPE[t] for t in a["hotel_type"]]
+        stars = sorted({_STAR_OF_TYPE[names.hotel_type(t) or t] for t in a["hotel_type"]})
         q.add(f"t.star IN ({','.join('?' * len(stars))})", *stars)
     if a["stars"] is not None:
         q.add("t.star >= ?", a["stars"])
@@ -272,7 +279,9 @@ SPECS = (
              "ranking and pagination. Returns type, stars, rating, facilities, coordinates, "
              "distance (km), the lowest matching nightly price and its total for the stay.",
              (_CITY, *_STAY, *_PRICE, *LOCATION,
-              Param("hotel_type", "array", "Any of these tiers.", enum=HOTEL_TYPES),
+              Param("hotel_type", "array", "Any of these tiers: economy (2 stars), midscale "
+                    "(3), upscale (4), luxury (5); also budget, comfort, mid-range, premium, "
+                    "high-end.", enum=_TIER_WORDS),
               Param("stars", "integer", "Minimum star rating (2-5).", minimum=2, maximum=5),
               Param("rating", "number", "Minimum guest score (0-5).", minimum=0, maximum=5),
               Param("room_types", "array", "Has a room whose type contains any of these "

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from .periods import describe
 from .search import city_named, descending, paged
 from .toolspec import PAGE, Param, ToolError, ToolSpec, sort_params
 from .world import names
@@ -150,8 +151,8 @@ def _route(date: str) -> tuple[Param, ...]:
     return (Param("departure_city", "string", "Departure city name.", required=True),
             Param("arrival_city", "string", "Arrival city name.", required=True),
             Param(date, "date", "Travel date YYYY-MM-DD.", required=True),
-            Param("dep_period", "period", "Departure window 'HH:MM-HH:MM' or morning / "
-                  "afternoon / evening / night / early morning."),
+            Param("dep_period", "period", "Departure window 'HH:MM-HH:MM' (inclusive) or a "
+                  f"period: {describe()}."),
             Param("arr_period", "period", "Arrival window, same format as dep_period."),
             *sort_params(tuple(_SORT), "time", "them"), *PAGE)
 

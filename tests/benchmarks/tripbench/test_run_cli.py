@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from evaluator.benchmarks.tripbench.protocol import PROMPT_VERSION
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -54,7 +56,7 @@ def test_generate_run_judge_report(tmp_path):
     for rec in records:
         assert rec["benchmark"] == "tripbench" and rec["termination"] == "completed"
         extra = rec["extra"]
-        assert extra["prompt_version"] == "tripbench-v2"
+        assert extra["prompt_version"] == PROMPT_VERSION
         assert extra["turn_reached"] == extra["graph_turns"] == rec["n_user_turns"]
         assert rec["tool_calls"] and rec["tool_calls"][0]["source"] == "live"
         assert "Shanghai" in rec["tool_calls"][0]["content"]

@@ -14,6 +14,7 @@ from evaluator.benchmarks.tripbench.world.db import WorldError
 from evaluator.benchmarks.tripbench.world.generate import (
     GENERATOR,
     SIZES,
+    VERSION,
     content_digest,
     generate_world,
     table_counts,
@@ -76,7 +77,7 @@ def test_contract_tables_columns_and_indexes(world_path: Path) -> None:
 
 def test_meta_and_sizes(world: World) -> None:
     meta = world.meta
-    assert meta["generator"] == GENERATOR and meta["version"] == "1"
+    assert meta["generator"] == GENERATOR and meta["version"] == VERSION
     assert (meta["seed"], meta["size"]) == ("0", "small")
     assert (meta["date_start"], meta["date_end"]) == ("2025-10-01", "2025-10-07")
     counts = table_counts(world.path)

@@ -13,6 +13,7 @@ from typing import Literal
 
 import msgspec
 
+from ..world.names import HOTEL_TYPES, hotel_type
 from .common import haversine_km
 from .plan import TripPlan
 from .rubric_base import Bound, Ctx, Row, RubricDef, RubricParams, selected
@@ -89,7 +90,8 @@ class Star(_Banded, tag="STAR"):
 
 
 class HotelType(RubricParams, tag="HOTEL_TYPE"):
-    """Tiers from stars (the schema has no hotel type): see `TIERS`."""
+    """Tiers from stars (the schema has no hotel type): `TIERS`, the tools' table; the
+    tiers' other words ("premium") are read as the tier they name."""
 
     types: list[str]
     exclude: bool = False
@@ -200,11 +202,12 @@ def _same_city(ctx: Ctx, row: Row, name: str) -> bool:
     return city is not None and city["id"] == row["city_id"]
 
 
-TIERS = {2: "economy", 3: "comfort", 4: "premium", 5: "luxury"}
+TIERS = HOTEL_TYPES
 
 
 def _tier_accepts(e: HotelType, row: Row, ctx: Ctx) -> bool:
-    hit = TIERS.get(int(row.get("star") or 0), "") in {_norm(t) for t in e.types}
+    wanted = {hotel_type(t) or _norm(t) for t in e.types}
+    hit = TIERS.get(int(row.get("star") or 0), "") in wanted
     return not hit if e.exclude else hit
 
 

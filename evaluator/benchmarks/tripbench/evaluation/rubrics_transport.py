@@ -9,18 +9,16 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..periods import PERIODS, period_key
 from .common import city_ids, hhmm, span
 from .plan import INTERCITY, TripPlan
 from .rubric_base import Ctx, Row, RubricDef, RubricParams, candidates, legs, selected
 
-PERIODS = {"early_morning": ("00:00", "06:00"), "morning": ("06:00", "12:00"),
-           "noon": ("11:00", "14:00"), "afternoon": ("12:00", "18:00"),
-           "evening": ("18:00", "24:00"), "night": ("20:00", "24:00")}
-
 
 class _Timing(RubricParams):
     """The leg's departure (`target` "depart") or arrival time lies in [after, before]
-    (inclusive; either may be open) or in a named `period` (see `PERIODS`)."""
+    (inclusive; either may be open) or in a named `period` (`periods.PERIODS`, the table the
+    tools' dep_period / arr_period use too)."""
 
     target: Literal["depart", "arrive"] = "depart"
     after: str | None = None
@@ -51,7 +49,8 @@ class Airline(RubricParams, tag="AIRLINE"):
 
 
 def _window(e: _Timing) -> tuple[int, int]:
-    after, before = PERIODS.get(e.period or "", (e.after, e.before))
+    key = period_key(e.period or "")
+    after, before = PERIODS[key] if key else (e.after, e.before)
     return hhmm(after or "00:00") or 0, hhmm(before or "24:00") or 24 * 60
 
 

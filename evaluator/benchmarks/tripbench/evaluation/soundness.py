@@ -322,11 +322,18 @@ def experience_diversity(parsed: PlanArg, world: WorldView, trip: Trip) -> list[
     return out
 
 
+def suitable_menus(menus: list[dict[str, Any]], people: int) -> list[str]:
+    """The set menus that suit the party (F.1 V: "a suitable set menu matching the number of
+    travellers"): those for exactly `people`."""
+    return [m["id"] for m in menus if m["people"] == people]
+
+
 def _restaurant_products(world: WorldView, act: Activity, people: int) -> str | None:
     menus = world.query("SELECT * FROM restaurant_products WHERE restaurant_id = ?", (act.id,))
     if not act.products:
-        fitting = [m["id"] for m in menus if 0 < m["people"] <= people and people % m["people"] == 0]
-        return f"set menu(s) {fitting} fit {people} travellers, none chosen" if fitting else None
+        fitting = suitable_menus(menus, people)
+        return (f"set menu {fitting[0]} is for {people}, the party, but none was chosen"
+                if fitting else None)
     sizes = {m["id"]: m["people"] for m in menus}
     chosen = [(sizes[p.id], p.quantity) for p in act.products if p.id in sizes]
     if not chosen:
@@ -337,10 +344,20 @@ def _restaurant_products(world: WorldView, act: Activity, people: int) -> str | 
     return None
 
 
+def tickets_required(world: WorldView, attraction_id: str) -> bool:
+    """Whether a visit needs tickets: the attraction sells them and admission is not free (F.1
+    IV: "if free and no proof required, products = []"; a free-admission product at price 0
+    is free admission too)."""
+    sold = world.query("SELECT price FROM attraction_products WHERE attraction_id = ?",
+                       (attraction_id,))
+    return bool(sold) and min(r["price"] for r in sold) > 0
+
+
 def product_consistency(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
-    """Tickets are bought for every traveller where an attraction sells them; set menus
-    (when chosen, or when one fits the party) serve the party without a superfluous menu;
-    every night's rooms hold the party; intercity seats are one per traveller and available."""
+    """Tickets for every traveller where admission is not free; set menus, when chosen, serve
+    the party without a superfluous menu, and a menu for exactly the party's size is chosen
+    where the restaurant sells one (F.1 V); every night's rooms hold the party; intercity
+    seats are one per traveller and available."""
     plan = _plan(parsed)
     people = plan.number_of_people
     out: list[Violation] = []
@@ -352,10 +369,8 @@ def product_consistency(parsed: PlanArg, world: WorldView, trip: Trip) -> list[V
             if not act.id:
                 continue
             if act.type == ATTRACTION and world.attraction(act.id):
-                sold = world.query("SELECT id FROM attraction_products WHERE attraction_id = ?",
-                                   (act.id,))
                 tickets = sum(p.quantity for p in act.products or [])
-                if sold and tickets != people:
+                if tickets_required(world, act.id) and tickets != people:
                     bad(f"{tickets} ticket(s) for {people} travellers", [act.id])
             elif act.type == RESTAURANT and world.restaurant(act.id):
                 problem = _restaurant_products(world, act, people)

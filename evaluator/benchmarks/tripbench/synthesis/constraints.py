@@ -21,6 +21,7 @@ from ..evaluation import rubrics_poi as P
 from ..evaluation import rubrics_transport as T
 from ..evaluation.common import Trip, haversine_km
 from ..evaluation.rubric_base import Bound, Ctx, RubricParams, candidates
+from ..periods import phrase
 
 Params = RubricParams
 
@@ -441,8 +442,7 @@ def _none_impossible(scope: Scope, e: Params) -> Params | None:
 
 def _window_text(e: Any) -> str:
     if e.period:
-        return {"noon": "around noon", "night": "at night"}.get(
-            e.period, f"in the {e.period.replace('_', ' ')}")
+        return phrase(e.period)
     return f"between {e.after or '00:00'} and {e.before or '24:00'}"
 
 

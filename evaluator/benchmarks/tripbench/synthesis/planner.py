@@ -24,6 +24,7 @@ from bench_data.tripbench import TripTask, TurnNode
 
 from ..evaluation import rubrics
 from ..evaluation.common import city_ids, estimate_minutes, haversine_km
+from ..evaluation.soundness import suitable_menus, tickets_required
 from .meta import to_trip
 from .solvability import Checker
 
@@ -230,14 +231,19 @@ class Planner:
         return False
 
     def _products(self, kind: str, id: str) -> list[dict[str, Any]]:
+        """Tickets for everyone unless admission is free; the set menu for exactly the party
+        when there is one, else order on site (F.1 IV, V)."""
         if kind == "Attraction":
+            if not tickets_required(self.world, id):
+                return []
             tickets = self.world.query("SELECT id FROM attraction_products WHERE "
-                                       "attraction_id = ? ORDER BY price, id", (id,))
-            return [{"id": tickets[0]["id"], "quantity": self.people}] if tickets else []
+                                       "attraction_id = ? AND price > 0 ORDER BY price, id",
+                                       (id,))
+            return [{"id": tickets[0]["id"], "quantity": self.people}]
         menus = self.world.query("SELECT id, people FROM restaurant_products WHERE "
-                                 "restaurant_id = ? ORDER BY people DESC, id", (id,))
-        fit = [m for m in menus if self.people % m["people"] == 0]
-        return [{"id": fit[0]["id"], "quantity": self.people // fit[0]["people"]}] if fit else []
+                                 "restaurant_id = ? ORDER BY id", (id,))
+        fit = suitable_menus(menus, self.people)
+        return [{"id": fit[0], "quantity": 1}] if fit else []
 
     def _fill(self, day: DayBuilder, city: str, weekday: int, until: int,
               back: tuple[float, float], required: bool) -> bool:

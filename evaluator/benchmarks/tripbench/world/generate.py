@@ -30,7 +30,7 @@ from .geo import offset
 from .transport import City, flight_rows, make_cities, routes, train_rows
 
 GENERATOR = "agentsweep.tripbench.world"
-VERSION = "1"
+VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def attraction_rows(city: City, size: WorldSize, seed: int, ids: dict[str, itert
                      int(rng.lognormvariate(4.0 + heat / 2.5, 1.0)), level, lat, lon, opens,
                      closes, closed if rng.random() < 0.8 else "", rng.choice(durations)))
         if rng.random() < free_p:
-            tickets = [("Free admission", 0.0)]
+            tickets = []        # free admission, no ticket needed: the agent plans products []
         else:
             adult = float(round(rng.uniform(lo, hi) * PRICE_SCALE[city.tier]))
             tickets = [("Adult ticket", adult)]

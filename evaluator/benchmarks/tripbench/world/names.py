@@ -108,7 +108,20 @@ HOTEL_BRANDS: dict[str, int] = {
     "Holiday Inn": 4, "Vienna Hotel": 3, "Orange Hotel": 3, "Ji Hotel": 3, "Ibis": 3,
     "Hanting": 2, "Home Inn": 2, "7 Days Inn": 2, "Jinjiang Inn": 2, "": 0,
 }
-HOTEL_TYPES = {2: "economy", 3: "comfort", 4: "upscale", 5: "luxury"}
+HOTEL_TYPES = {2: "economy", 3: "midscale", 4: "upscale", 5: "luxury"}
+"""Hotel tier by star level: the paper's tier words (its tool answers say Economy, Midscale,
+Upscale, Luxury). The one table of the tools (`hotel_type`), the HOTEL_TYPE rubric and the
+task synthesiser."""
+HOTEL_TYPE_ALIASES = {"budget": "economy", "comfort": "midscale", "mid-range": "midscale",
+                      "premium": "upscale", "high-end": "luxury"}
+"""Other words for the tiers, accepted by the tool and the rubric alike."""
+
+
+def hotel_type(word: str) -> str | None:
+    """The tier a word names ("Premium" -> "upscale"), or None."""
+    key = word.strip().lower()
+    key = HOTEL_TYPE_ALIASES.get(key, key)
+    return key if key in HOTEL_TYPES.values() else None
 HOTEL_FACILITIES = (
     "wifi", "parking", "breakfast", "gym", "swimming pool", "pet-friendly", "airport shuttle",
     "laundry", "restaurant", "meeting room", "spa", "ev charging", "luggage storage",
