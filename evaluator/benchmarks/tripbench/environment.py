@@ -19,7 +19,7 @@ from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
 
 from .tools import TOOL_NAMES, TripSandbox
 from .world.db import World, WorldError, open_world
-from .world.generate import GENERATOR
+from .world.generate import GENERATOR, VERSION
 
 
 def _task_file_dir(task: Task) -> Path | None:
@@ -85,6 +85,12 @@ class TripEnvironmentFactory:
         if world.meta.get("generator") != GENERATOR:
             world.close()
             raise BenchmarkError(f"{where}: {path} was not written by {GENERATOR}")
+        if world.meta.get("version") != VERSION:
+            found = world.meta.get("version")
+            world.close()
+            raise BenchmarkError(f"{where}: {path} is a version {found} world, this code reads "
+                                 f"version {VERSION}: generate the task set again (agentsweep "
+                                 "data tripbench generate)")
         return world
 
     def check(self, request: EnvironmentRequest) -> None:

@@ -1,4 +1,4 @@
-"""TRIP-Bench's settings profiles.
+"""TRIP-Bench's settings: the `paper` profile and TRIP-Bench's own options.
 
 `paper`: the seed's section 5.1 and figure 1: up to 15 user turns, up to 50 agent calls (tool
 rounds) per user turn, the agent at temperature 0.7 (the paper's value for models without a
@@ -7,16 +7,60 @@ run's choice). The paper states no output limit ("default settings"), so no role
 `max_tokens` is set (None: the server's own limit; the embedded CPU engine caps replies at
 1,024 tokens, docs/serve.md). Before, the run's CPU-sampling defaults (agent 160, user 96
 tokens) applied and cut a plan or a tool call short. Scoring is rule-based (no judge model).
+`protocol.entry` is pinned to "" (the multi-turn protocol of the task's split), so a run that
+picks one of table 5's other protocols through it lists that as a deviation.
+
+`TripOptions`: the settings no generic config field holds (the `[options]` table of a run
+once the generic layer reads it; until then the defaults below, which are the paper's, and
+the protocol variants through `protocol.entry`, docs/tripbench_tasks.md).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
+
+
+class TripOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """TRIP-Bench's options.
+
+    protocol: "multi_turn" (the main results, table 2), "single_turn" (every final
+        requirement in the first message, one answer) or "no_issue" (multi-turn without
+        issue reporting): table 5's settings.
+    tool_output: "text" (the paper's tool answers, lines such as "Showing 1-3 of 3 results."
+        and "Train_id: ... | minimum price: 337.0") or "json" (one JSON object per answer).
+    simulator_reply_chars: how much of each agent reply the user simulator sees (0 = all of
+        it, as the paper's simulator sees the whole context).
+    """
+
+    protocol: Literal["multi_turn", "single_turn", "no_issue"] = "multi_turn"
+    tool_output: Literal["text", "json"] = "text"
+    simulator_reply_chars: int = 0
+
+    def __post_init__(self) -> None:
+        if self.simulator_reply_chars < 0:
+            raise ValueError("simulator_reply_chars must be >= 0, got "
+                             f"{self.simulator_reply_chars}")
+
+
+def options_of(holder: Any) -> TripOptions:
+    """The run's TripOptions from what carries them (`ProtocolSettings.options`,
+    `JudgeInput.options`, `ScoreContext.options`, a `[options]` mapping), else the defaults."""
+    value = getattr(holder, "options", holder)
+    if isinstance(value, TripOptions):
+        return value
+    if isinstance(value, dict) and value:
+        return msgspec.convert(value, TripOptions)
+    return TripOptions()
+
 
 PAPER: dict[str, Any] = {
-    "protocol": {"max_turns": 15, "max_steps": 50},
+    "protocol": {"max_turns": 15, "max_steps": 50, "entry": ""},
     "agent": {"sampling": {"temperature": 0.7, "max_tokens": None}},
     "user": {"sampling": {"temperature": 0.7, "max_tokens": None}},
 }
+PAPER_OPTIONS = msgspec.to_builtins(TripOptions())
+"""The `options` table of the paper profile, for when the generic layer reads `[options]`."""
 
 PROFILES = {"paper": PAPER}

@@ -80,3 +80,12 @@ def test_check_fails_fast(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(BenchmarkError, match="not written by"):
         TripEnvironmentFactory(world=foreign).check(_request(tmp_path, [_task("t1")]))
+    old = tmp_path / "old.sqlite"
+    conn = sqlite3.connect(old)
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT)")
+    conn.executemany("INSERT INTO meta VALUES (?, ?)",
+                     [("generator", "agentsweep.tripbench.world"), ("version", "1")])
+    conn.commit()
+    conn.close()
+    with pytest.raises(BenchmarkError, match="version 1 world.*generate the task set again"):
+        TripEnvironmentFactory(world=old).check(_request(tmp_path, [_task("t1")]))

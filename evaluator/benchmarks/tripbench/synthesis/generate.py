@@ -7,8 +7,9 @@ line (generator, version, seed, size, world file and its content digest) and one
 line. Everything is drawn from `random.Random` seeded by strings of (seed, size, task index,
 attempt), and nothing iterates an unordered set, so a seed gives a byte-identical file.
 
-Task i gets the tier and hard set of `MIX[i % 7]` (easy, mid, hard, then the hard sets LIT,
-FIT, AIS, PMR). A draw: the itinerary (meta.py), then constraints round-robin over the four
+Task i gets the tier and hard set of entry i of the mix, repeated: "paper" (the paper's 400:
+easy, mid, LIT, FIT, easy, mid, AIS, PMR, so 100/100/50/50/50/50) or "all" (easy, mid, plain
+hard, LIT, FIT, AIS, PMR). A draw: the itinerary (meta.py), then constraints round-robin over the four
 families until the tier's count, each kept only while the whole set stays solvable
 (solvability.py), each chain tightened up to the tier's length with redundant prefixes
 trimmed (a version whose feasible set equals the next one's is dropped); then the hard set's
@@ -31,6 +32,7 @@ import msgspec
 
 from bench_data.tripbench import (
     FORMAT_NAME,
+    PAPER_SPLITS,
     TASK_FILE,
     WORLD_FILE,
     Preference,
@@ -62,9 +64,17 @@ from .solvability import Checker
 
 GENERATOR = "agentsweep.tripbench.synthesis"
 VERSION = "1"
-MIX = (("easy", ""), ("mid", ""), ("hard", ""), ("hard", "LIT"), ("hard", "FIT"),
-       ("hard", "AIS"), ("hard", "PMR"))
-DEFAULT_TASKS = {"small": 14, "paper": 140}
+MIXES = {
+    # the paper's evaluation set (table 2): 100 easy, 100 mid, 50 of each hard set, no plain
+    # hard; interleaved so that the first N tasks keep those proportions
+    "paper": (("easy", ""), ("mid", ""), ("hard", "LIT"), ("hard", "FIT"), ("easy", ""),
+              ("mid", ""), ("hard", "AIS"), ("hard", "PMR")),
+    # every split once, plain hard included (the test sets)
+    "all": (("easy", ""), ("mid", ""), ("hard", ""), ("hard", "LIT"), ("hard", "FIT"),
+            ("hard", "AIS"), ("hard", "PMR")),
+}
+DEFAULT_MIX = {"small": "all", "paper": "paper"}
+DEFAULT_TASKS = {"small": 14, "paper": sum(PAPER_SPLITS.values())}
 FACTOR = {"small": 2.0, "paper": 4.0}
 """|C| >= FACTOR x days. The paper asks 4-10; the small test world (about ten POIs of a kind
 per city) holds 2."""
@@ -272,11 +282,17 @@ class Draw:
             return None
         style = ""
         if self.hard_set == "AIS":
+            # ambiguity throughout the dialogue (paper 3.2): two wishes in three are first
+            # said vaguely, the first turn's included
             style = rng.choice(STYLES)
-            later = [p for p in self.prefs.values()
-                     if not any(c.first_turn and c.prefs[0].id == p.id for c in self.chains)]
-            for p in later[: max(2, len(later) // 2)]:
-                p.vague = K.vague(self._kind(p))
+            said = [p for p in self.prefs.values() if not p.infeasible]
+            first = {c.prefs[0].id for c in self.chains if c.first_turn}
+            vague = set(rng.sample([p.id for p in said], -(-2 * len(said) // 3)))
+            if first and not vague & first:
+                vague.add(min(first))
+            for p in said:
+                if p.id in vague:
+                    p.vague = K.vague(self._kind(p))
         used = {p for node in nodes for e in node.events for p in (e.pref, e.replaces) if p}
         prefs = {pid: p for pid, p in self.prefs.items() if pid in used}
         assert final is not None
@@ -321,11 +337,20 @@ def _rng(seed: int, size: str, index: int, attempt: int) -> random.Random:
     return random.Random(f"{seed}/{size}/task/{index}/{attempt}")
 
 
-def iter_tasks(world: Any, seed: int, size: str, count: int) -> Iterator[TripTask]:
+def mix_of(size: str, mix: str | None) -> tuple[tuple[str, str], ...]:
+    name = mix or DEFAULT_MIX.get(size, "all")
+    if name not in MIXES:
+        raise ValueError(f"unknown task mix {name!r} (one of {', '.join(MIXES)})")
+    return MIXES[name]
+
+
+def iter_tasks(world: Any, seed: int, size: str, count: int,
+               mix: str | None = None) -> Iterator[TripTask]:
     facts = WorldFacts(world)
     checker = Checker(world, FACTOR.get(size, 4.0))
+    order = mix_of(size, mix)
     for index in range(count):
-        difficulty, hard_set = MIX[index % len(MIX)]
+        difficulty, hard_set = order[index % len(order)]
         task_id = f"trip-{seed}-{index:04d}"
         for attempt in range(MAX_ATTEMPTS):
             draw = Draw(_rng(seed, size, index, attempt), facts, checker, TIERS[difficulty],
@@ -339,19 +364,23 @@ def iter_tasks(world: Any, seed: int, size: str, count: int) -> Iterator[TripTas
                                f"{MAX_ATTEMPTS} attempts")
 
 
-def header(seed: int, size: str, count: int, world_path: Path) -> dict[str, Any]:
+def header(seed: int, size: str, count: int, world_path: Path,
+           mix: str | None = None) -> dict[str, Any]:
     return {"header": {"format": FORMAT_NAME, "generator": GENERATOR, "version": VERSION,
                        "seed": seed, "size": size, "world": world_path.name,
                        "world_digest": content_digest(world_path), "tasks": count,
+                       "mix": mix or DEFAULT_MIX.get(size, "all"),
                        "candidate_factor": FACTOR.get(size, 4.0)}}
 
 
-def write_tasks(path: Path, world_path: Path, seed: int, size: str, count: int) -> Path:
+def write_tasks(path: Path, world_path: Path, seed: int, size: str, count: int,
+                mix: str | None = None) -> Path:
     """Write the task file for the world at `world_path` (replaced atomically)."""
+    mix_of(size, mix)
     world = open_world(world_path)
     try:
-        lines = [msgspec.json.encode(header(seed, size, count, world_path))]
-        lines += [msgspec.json.encode(t) for t in iter_tasks(world, seed, size, count)]
+        lines = [msgspec.json.encode(header(seed, size, count, world_path, mix))]
+        lines += [msgspec.json.encode(t) for t in iter_tasks(world, seed, size, count, mix)]
     finally:
         world.close()
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -361,10 +390,13 @@ def write_tasks(path: Path, world_path: Path, seed: int, size: str, count: int) 
 
 
 def generate_taskset(out_dir: str | os.PathLike[str], seed: int = 0, size: str = "small",
-                     tasks: int | None = None) -> tuple[Path, Path]:
-    """The world and the task file of (seed, size) in `out_dir`; returns (tasks, world)."""
+                     tasks: int | None = None, mix: str | None = None) -> tuple[Path, Path]:
+    """The world and the task file of (seed, size) in `out_dir`; returns (tasks, world).
+    `mix`: "paper" (the paper's evaluation set; the default of size paper, 400 tasks) or
+    "all" (every split in turn, plain hard included; the default of size small)."""
+    mix_of(size, mix)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     world_path = generate_world(out / WORLD_FILE, size=size, seed=seed)
     count = DEFAULT_TASKS.get(size, 14) if tasks is None else tasks
-    return write_tasks(out / TASK_FILE, world_path, seed, size, count), world_path
+    return write_tasks(out / TASK_FILE, world_path, seed, size, count, mix), world_path
