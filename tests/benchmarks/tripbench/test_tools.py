@@ -367,6 +367,19 @@ def test_general_tools(world: World) -> None:
     err(world, "get_date_after", {"date_str": "2025-13-01", "days": 1}, "out_of_range")
 
 
+def test_route_estimate_fits_the_papers_four_examples() -> None:
+    """Appendix G's get_route_estimate answers: (km, minutes) for four coordinate pairs;
+    round(10 + 2 x km) gives every one (round(5 + 3 x km) gave two)."""
+    examples = [((31.555366, 120.302786, 31.512471, 120.281905), 5.15, 20),
+                ((31.54976, 120.305988, 31.512471, 120.281905), 4.73, 19),
+                ((31.499521, 120.284699, 31.584891, 120.235333), 10.56, 31),
+                ((31.489489, 120.266144, 31.499521, 120.284699), 2.08, 14)]
+    for points, paper_km, paper_min in examples:
+        km, minutes = route_estimate(*points)
+        assert abs(km - paper_km) <= 0.03 and minutes == paper_min, (points, km, minutes)
+        assert round(10 + 2 * paper_km) == paper_min
+
+
 def test_call_layer_errors(world: World) -> None:
     err(world, "book_hotel", {}, "unknown_tool", "search_hotels")
     err(world, "get_date_after", "{not json", "malformed_json")

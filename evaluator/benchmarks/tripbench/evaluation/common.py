@@ -125,12 +125,12 @@ except ImportError:  # pragma: no cover - the same model, for a checkout without
     def route_estimate(lat1: float, lon1: float, lat2: float,
                        lon2: float) -> tuple[float, int]:
         km = round(haversine_km(lat1, lon1, lat2, lon2), 2)
-        return km, round(5.0 + km / 20.0 * 60.0)
+        return km, round(10.0 + km / 30.0 * 60.0)
 
 
 def estimate_minutes(a: tuple[float, float], b: tuple[float, float]) -> int:
     """Minutes `get_route_estimate` gives from `a` to `b` (the tool's own model, world/geo.py:
-    5 minutes plus 20 km/h over the straight line)."""
+    10 minutes plus 30 km/h over the straight line)."""
     return route_estimate(a[0], a[1], b[0], b[1])[1]
 
 
