@@ -122,6 +122,8 @@ def hotel_type(word: str) -> str | None:
     key = word.strip().lower()
     key = HOTEL_TYPE_ALIASES.get(key, key)
     return key if key in HOTEL_TYPES.values() else None
+
+
 HOTEL_FACILITIES = (
     "wifi", "parking", "breakfast", "gym", "swimming pool", "pet-friendly", "airport shuttle",
     "laundry", "restaurant", "meeting room", "spa", "ev charging", "luggage storage",
@@ -135,6 +137,25 @@ ROOM_TYPES: dict[str, tuple[int, float]] = {
     "Triple Room": (3, 1.5), "Family Room": (4, 1.8), "Executive Suite": (3, 2.6),
 }
 STAR_BASE_PRICE = {2: 160, 3: 280, 4: 480, 5: 900}
+# a room's cancellation policy, most flexible first: code -> (words, hours before check-in
+# until which cancelling is free; None = never)
+CANCEL_POLICIES: dict[str, tuple[str, int | None]] = {
+    "free_until_checkin": ("free cancellation until check-in", 0),
+    "free_24h": ("free cancellation until 24 hours before check-in", 24),
+    "free_72h": ("free cancellation until 72 hours before check-in", 72),
+    "non_refundable": ("non-refundable", None),
+}
+
+
+def cancel_rank(code: str) -> int | None:
+    """0 = most flexible; None for a code that is no policy."""
+    key = code.strip().lower().replace("-", "_").replace(" ", "_")
+    return list(CANCEL_POLICIES).index(key) if key in CANCEL_POLICIES else None
+
+
+FLIGHT_PLATFORMS = ("Ctrip", "Fliggy", "Qunar", "Airline website")
+TRAIN_PLATFORMS = ("12306", "Ctrip", "Fliggy", "Qunar")
+"""Where tickets are sold: each seat class of a service is offered on one to three of them."""
 
 # cuisine -> average price per person at tier 2
 CUISINES: dict[str, int] = {

@@ -22,20 +22,35 @@ COLUMNS: dict[str, list[str]] = {
                     "comment_count", "sight_level", "lat", "lon", "open_time", "close_time",
                     "closed_weekdays", "duration_min"],
     "attraction_products": ["id", "attraction_id", "name", "price"],
-    "hotels": ["id", "city_id", "name", "star", "brand", "facilities", "score", "lat", "lon"],
-    "hotel_rooms": ["id", "hotel_id", "name", "capacity", "price"],
+    "hotels": ["id", "city_id", "name", "star", "brand", "facilities", "score", "lat", "lon",
+               "review_count", "good_rate", "product_rating", "environment_rating",
+               "service_rating"],
+    "hotel_rooms": ["id", "hotel_id", "name", "capacity", "price", "breakfast",
+                    "cancel_policy", "has_window"],
     "restaurants": ["id", "city_id", "name", "cuisine", "avg_price", "score", "lat", "lon",
-                    "open_time", "close_time"],
+                    "open_time", "close_time", "review_count", "product_rating",
+                    "environment_rating", "service_rating", "reservable", "must_reserve"],
     "restaurant_products": ["id", "restaurant_id", "name", "price", "people"],
     "flights": ["id", "number", "from_city", "to_city", "date", "dep_time", "arr_time",
                 "duration_min", "airline", "from_airport", "to_airport", "from_lat", "from_lon",
-                "to_lat", "to_lon"],
-    "flight_seats": ["id", "flight_id", "cabin", "price", "remaining"],
+                "to_lat", "to_lon", "on_time_rate", "avg_delay_min"],
+    "flight_seats": ["id", "flight_id", "cabin", "price", "remaining", "platform"],
     "trains": ["id", "number", "from_city", "to_city", "date", "dep_time", "arr_time",
                "duration_min", "train_type", "from_station", "to_station", "from_lat",
                "from_lon", "to_lat", "to_lon"],
-    "train_seats": ["id", "train_id", "seat_class", "price", "remaining"],
+    "train_seats": ["id", "train_id", "seat_class", "price", "remaining", "platform"],
 }
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "hotels": {"review_count": 500, "good_rate": 92.0, "product_rating": 8.5,
+               "environment_rating": 8.5, "service_rating": 8.5},
+    "hotel_rooms": {"breakfast": 0, "cancel_policy": "free_24h", "has_window": 1},
+    "restaurants": {"review_count": 300, "product_rating": 8.0, "environment_rating": 8.0,
+                    "service_rating": 8.0, "reservable": 1, "must_reserve": 0},
+    "flights": {"on_time_rate": 85.0, "avg_delay_min": 20},
+    "flight_seats": {"platform": "Ctrip"},
+    "train_seats": {"platform": "12306"},
+}
+"""Values of the columns a test row does not give."""
 GETTERS = {
     "attraction": "attractions", "attraction_product": "attraction_products", "hotel": "hotels",
     "room": "hotel_rooms", "restaurant": "restaurants",
@@ -55,7 +70,7 @@ def build_world(path: str | Path, tables: dict[str, list[dict[str, Any]]]) -> Pa
         for row in tables.get(table, []):
             values = []
             for column in columns:
-                value = row.get(column)
+                value = row.get(column, DEFAULTS.get(table, {}).get(column))
                 values.append(json.dumps(value) if isinstance(value, list) else value)
             con.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})", values)
     con.commit()
