@@ -31,6 +31,16 @@ def _not_found(kind: str, id_: str) -> ToolError:
     return ToolError("not_found", f"no {kind} with id {id_!r}")
 
 
+RATINGS = ("product_rating", "environment_rating", "service_rating")
+CANCEL_POLICIES = tuple(names.CANCEL_POLICIES)
+_POLICY_WORDS = ", ".join(f"{k} ({w})" for k, (w, _) in names.CANCEL_POLICIES.items())
+
+
+def _as_flexible(code: str) -> list[str]:
+    """The cancellation policies at least as flexible as `code`."""
+    return CANCEL_POLICIES[: CANCEL_POLICIES.index(code) + 1]
+
+
 # -- attractions -------------------------------------------------------------------------------
 
 _ATTRACTION_SORT = {"heat": ("heat_score", True), "rating": ("comment_score", True),
@@ -130,9 +140,16 @@ def search_hotels(world: World, **a: Any) -> dict[str, Any]:
         clause, params = _like_any("r.name", a["room_types"])
         room_where.append(clause)
         room_params += params
+    if a["has_breakfast"] is not None:
+        room_where.append("r.breakfast > 0" if a["has_breakfast"] else "r.breakfast = 0")
+    if a["cancel_policy"]:
+        flexible = _as_flexible(a["cancel_policy"])
+        room_where.append(f"r.cancel_policy IN ({','.join('?' * len(flexible))})")
+        room_params += flexible
     rooms = "".join(f" AND {w}" for w in room_where)
-    q = Query("t.id, t.name, t.star, t.brand, t.score, t.facilities, t.lat, t.lon, "
-              f"(SELECT MIN(r.price) FROM hotel_rooms r WHERE r.hotel_id = t.id{rooms}) "
+    q = Query("t.id, t.name, t.star, t.brand, t.score, t.review_count, t.good_rate, "
+              "t.product_rating, t.environment_rating, t.service_rating, t.facilities, t.lat, "
+              f"t.lon, (SELECT MIN(r.price) FROM hotel_rooms r WHERE r.hotel_id = t.id{rooms}) "
               "AS min_price", "hotels", room_params)
     q.add("t.city_id = ?", city["id"])
     if room_where:                  # every hotel has rooms: only a room filter can drop one
@@ -148,9 +165,13 @@ def search_hotels(world: World, **a: Any) -> dict[str, Any]:
         q.add("t.star >= ?", a["stars"])
     if a["rating"] is not None:
         q.add("t.score >= ?", a["rating"])
-    for flag, facility in (("is_pet_friendly", "pet-friendly"), ("has_breakfast", "breakfast")):
-        if a[flag] is not None:
-            q.add(f"t.facilities {'' if a[flag] else 'NOT '}LIKE ?", f'%"{facility}"%')
+    for param, column in (("review_count", "review_count"), ("good_remarks_rate", "good_rate"),
+                          *((r, r) for r in RATINGS)):
+        if a[param] is not None:
+            q.add(f"t.{column} >= ?", a[param])
+    if a["is_pet_friendly"] is not None:
+        q.add(f"t.facilities {'' if a['is_pet_friendly'] else 'NOT '}LIKE ?",
+              '%"pet-friendly"%')
     q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
     total, rows = q.page(world, *_order(a, _HOTEL_SORT), a["page"], a["page_size"])
     for row in rows:
@@ -168,13 +189,25 @@ def get_hotel_detail_with_products(world: World, **a: Any) -> dict[str, Any]:
         raise _not_found("hotel", a["hotel_id"])
     nights = _nights(a)
     city = world.city(hotel.pop("city_id"))
-    sql = ("SELECT id AS product_id, name AS room_type, capacity, price AS price_per_night "
+    sql = ("SELECT id AS product_id, name AS room_type, capacity, price AS price_per_night, "
+           "breakfast AS breakfast_per_room, cancel_policy, has_window "
            "FROM hotel_rooms WHERE hotel_id = ?")
-    params = [hotel["id"]]
+    params: list[Any] = [hotel["id"]]
     if a["room_type"]:
         sql, params = sql + " AND name LIKE ?", params + [f"%{a['room_type']}%"]
+    if a["min_breakfast_per_room"] is not None:
+        sql, params = sql + " AND breakfast >= ?", params + [a["min_breakfast_per_room"]]
+    if a["cancel_policy"]:
+        flexible = _as_flexible(a["cancel_policy"])
+        sql += f" AND cancel_policy IN ({','.join('?' * len(flexible))})"
+        params += flexible
+    if a["has_window"] is not None:
+        sql, params = sql + " AND has_window = ?", params + [int(a["has_window"])]
     fits, others = [], []
     for room in world.query(sql + " ORDER BY price, id", params):
+        room["has_window"] = bool(room["has_window"])
+        room["cancellation"] = names.CANCEL_POLICIES[room["cancel_policy"]][0] \
+            if room["cancel_policy"] in names.CANCEL_POLICIES else room["cancel_policy"]
         room["room_num"], room["nights"] = a["room_num"], nights
         room["total_price"] = round(room["price_per_night"] * a["room_num"] * nights, 2)
         (fits if room["capacity"] * a["room_num"] >= a["person_num"] else others).append(room)
@@ -201,8 +234,9 @@ _RESTAURANT_SORT = {"rating": ("score", True), "price": ("avg_price", False),
 
 def search_restaurants(world: World, **a: Any) -> dict[str, Any]:
     city = city_named(world, a["city"])
-    q = Query("t.id, t.name, t.cuisine, t.avg_price, t.score, t.open_time, t.close_time, "
-              "t.lat, t.lon", "restaurants")
+    q = Query("t.id, t.name, t.cuisine, t.avg_price, t.score, t.review_count, "
+              "t.product_rating, t.environment_rating, t.service_rating, t.reservable, "
+              "t.must_reserve, t.open_time, t.close_time, t.lat, t.lon", "restaurants")
     q.add("t.city_id = ?", city["id"])
     if a["restaurant_name"]:
         q.add("t.name LIKE ?", f"%{a['restaurant_name']}%")
@@ -215,9 +249,22 @@ def search_restaurants(world: World, **a: Any) -> dict[str, Any]:
         q.add("t.avg_price <= ?", a["price_max"])
     if a["stars"] is not None:
         q.add("t.score >= ?", a["stars"])
+    for param in ("review_count", *RATINGS):
+        if a[param] is not None:
+            q.add(f"t.{param} >= ?", a[param])
+    if a["reservable"] is not None:
+        q.add("t.reservable = ?", int(a["reservable"]))
     q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
     total, rows = q.page(world, *_order(a, _RESTAURANT_SORT), a["page"], a["page_size"])
-    return paged(total, rows, a["page"], a["page_size"], "restaurants")
+    return paged(total, [_restaurant_out(r) for r in rows], a["page"], a["page_size"],
+                 "restaurants")
+
+
+def _restaurant_out(row: dict[str, Any]) -> dict[str, Any]:
+    for flag in ("reservable", "must_reserve"):
+        if flag in row:
+            row[flag] = bool(row[flag])
+    return row
 
 
 def get_restaurant_detail_with_products(world: World, restaurant_id: str) -> dict[str, Any]:
@@ -228,7 +275,8 @@ def get_restaurant_detail_with_products(world: World, restaurant_id: str) -> dic
     products = world.query("SELECT id AS product_id, name, people, price FROM "
                            "restaurant_products WHERE restaurant_id = ? ORDER BY people, id",
                            (restaurant_id,))
-    out: dict[str, Any] = {"restaurant": {**row, "city": city["name"] if city else None},
+    out: dict[str, Any] = {"restaurant": {**_restaurant_out(row),
+                                          "city": city["name"] if city else None},
                            "products": products}
     if not products:
         out["message"] = "No set menus: order on site (about avg_price per person)."
@@ -275,19 +323,28 @@ SPECS = (
     ToolSpec("get_attraction_coordinates", "Latitude and longitude of an attraction.",
              _id("poi_id", "attraction"), get_attraction_coordinates),
     ToolSpec("search_hotels", "Search hotels in a city for a stay with filters (room price per "
-             "night, distance, hotel type, stars, rating, room types, pet friendly, breakfast), "
-             "ranking and pagination. Returns type, stars, rating, facilities, coordinates, "
-             "distance (km), the lowest matching nightly price and its total for the stay.",
+             "night, distance, hotel type, stars, rating, review count, good-review rate, "
+             "aspect ratings, room types, cancellation policy, pet friendly, breakfast), "
+             "ranking and pagination. Returns type, stars, rating, review count, good-review "
+             "rate, aspect ratings, facilities, coordinates, distance (km), the lowest "
+             "matching nightly price and its total for the stay.",
              (_CITY, *_STAY, *_PRICE, *LOCATION,
               Param("hotel_type", "array", "Any of these tiers: economy (2 stars), midscale "
                     "(3), upscale (4), luxury (5); also budget, comfort, mid-range, premium, "
                     "high-end.", enum=_TIER_WORDS),
               Param("stars", "integer", "Minimum star rating (2-5).", minimum=2, maximum=5),
               Param("rating", "number", "Minimum guest score (0-5).", minimum=0, maximum=5),
+              Param("review_count", "integer", "Minimum number of reviews.", minimum=0),
+              Param("good_remarks_rate", "number", "Minimum share of good reviews, in % "
+                    "(0-100).", minimum=0, maximum=100),
+              *(Param(r, "number", f"Minimum {r.split('_')[0]} rating (0-10).", minimum=0,
+                      maximum=10) for r in RATINGS),
               Param("room_types", "array", "Has a room whose type contains any of these "
                     "words (e.g. King, Twin, Family, Suite)."),
+              Param("cancel_policy", "string", "Has a room whose cancellation is at least "
+                    "this flexible: " + _POLICY_WORDS + ".", enum=CANCEL_POLICIES),
               Param("is_pet_friendly", "boolean", "Pets allowed."),
-              Param("has_breakfast", "boolean", "Breakfast served."),
+              Param("has_breakfast", "boolean", "Has a room with breakfast included."),
               Param("hotel_name", "string", "Part of the hotel's name."),
               Param("brand", "string", "Hotel brand, e.g. Hilton, Atour, Hanting."),
               *sort_params(tuple(_HOTEL_SORT), "rating", "hotels"), *PAGE),
@@ -299,14 +356,24 @@ SPECS = (
               Param("room_num", "integer", "Rooms to book.", minimum=1, maximum=20, default=1),
               Param("person_num", "integer", "Guests.", minimum=1, maximum=60, default=1),
               Param("room_type", "string", "Room type contains this word (e.g. King)."),
+              Param("min_breakfast_per_room", "integer", "At least this many breakfasts per "
+                    "room and night.", minimum=0, maximum=4),
+              Param("cancel_policy", "string", "Cancellation at least this flexible: "
+                    + _POLICY_WORDS + ".", enum=CANCEL_POLICIES),
+              Param("has_window", "boolean", "Rooms with (or without) a window."),
               *PAGE), get_hotel_detail_with_products),
     ToolSpec("get_hotel_coordinates", "Latitude and longitude of a hotel.",
              _id("hotel_id", "hotel"), get_hotel_coordinates),
     ToolSpec("search_restaurants", "Search restaurants in a city with filters (cuisine, "
-             "average price per person, minimum rating, distance from the city centre or a "
-             "given point), ranking and pagination.",
+             "average price per person, minimum rating, review count, food / environment / "
+             "service ratings, reservable, distance from the city centre or a given point), "
+             "ranking and pagination.",
              (_CITY, *LOCATION, *_PRICE,
               Param("stars", "number", "Minimum rating (0-5).", minimum=0, maximum=5),
+              Param("review_count", "integer", "Minimum number of reviews.", minimum=0),
+              *(Param(r, "number", f"Minimum {r.split('_')[0]} rating (0-10; product = "
+                      "food).", minimum=0, maximum=10) for r in RATINGS),
+              Param("reservable", "boolean", "Takes reservations (true) or not (false)."),
               Param("categories", "array", "Any of these cuisines: "
                     + ", ".join(names.CUISINES) + "."),
               Param("restaurant_name", "string", "Part of the restaurant's name."),

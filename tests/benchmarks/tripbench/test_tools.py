@@ -9,7 +9,7 @@ import pytest
 
 from cache_store.types import ERROR_CATEGORIES
 from evaluator.benchmarks.tripbench.tools import TOOL_NAMES, call, execute, tool_schemas
-from evaluator.benchmarks.tripbench.world import World, open_world
+from evaluator.benchmarks.tripbench.world import World, names, open_world
 from evaluator.benchmarks.tripbench.world.geo import route_estimate
 
 STAY = {"check_in_date": "2025-10-02", "check_out_date": "2025-10-04"}
@@ -147,8 +147,10 @@ def test_search_hotels(world: World) -> None:
     assert lux and all(r["star"] >= 4 and r["hotel_type"] in ("luxury", "upscale") for r in lux)
     pets = ok(world, "search_hotels", city="Shanghai", **STAY, is_pet_friendly=True,
               has_breakfast="false", page_size=50)["results"]
-    assert pets and all("pet-friendly" in r["facilities"] and "breakfast" not in r["facilities"]
-               for r in pets)
+    assert pets and all("pet-friendly" in r["facilities"] for r in pets)
+    for r in pets:      # a room without breakfast: the nightly price is that room's
+        assert world.one("SELECT MIN(price) AS p FROM hotel_rooms WHERE hotel_id = ? AND "
+                         "breakfast = 0", (r["id"],))["p"] == r["min_price_per_night"]
     kings = ok(world, "search_hotels", city="Shanghai", **STAY, room_types="King",
                page_size=50)["results"]
     assert kings
@@ -177,8 +179,12 @@ def test_search_hotels_errors(world: World) -> None:
     err(world, "search_hotels", {"city": "Shanghai", **STAY, "hotel_type": ["palace"]},
         "bad_enum", "economy")
     err(world, "search_hotels", {"city": "Shanghai", **STAY, "stars": 9}, "out_of_range")
-    err(world, "search_hotels", {"city": "Shanghai", **STAY, "good_remarks_rate": 0.9},
+    err(world, "search_hotels", {"city": "Shanghai", **STAY, "good_remarks_rate": 101},
+        "out_of_range")
+    err(world, "search_hotels", {"city": "Shanghai", **STAY, "floor": 3},
         "unknown_parameter", "its parameters are")
+    err(world, "search_hotels", {"city": "Shanghai", **STAY, "cancel_policy": "whenever"},
+        "bad_enum", "free_24h")
     err(world, "search_hotels", {"city": "Atlantis", **STAY}, "not_found", "Shanghai")
 
 
@@ -204,7 +210,7 @@ def test_hotel_detail_occupancy_and_pages(world: World) -> None:
     err(world, "get_hotel_detail_with_products", {"hotel_id": "H999999", **STAY}, "not_found")
     err(world, "get_hotel_detail_with_products", {"hotel_id": hotel, **STAY, "room_num": 0},
         "out_of_range")
-    err(world, "get_hotel_detail_with_products", {"hotel_id": hotel, **STAY, "has_window": 1},
+    err(world, "get_hotel_detail_with_products", {"hotel_id": hotel, **STAY, "floor": 1},
         "unknown_parameter")
     err(world, "get_hotel_coordinates", {"hotel_id": "nope"}, "not_found")
 
@@ -322,7 +328,7 @@ def test_search_restaurants(world: World) -> None:
     assert [r["avg_price"] for r in cheap] == sorted(r["avg_price"] for r in cheap)
     near = ok(world, "search_restaurants", city="Suzhou", distance_threshold=2)["results"]
     assert near and all(r["distance_km"] <= 2 for r in near)
-    err(world, "search_restaurants", {"city": "Suzhou", "reservable": True},
+    err(world, "search_restaurants", {"city": "Suzhou", "halal": True},
         "unknown_parameter")
     err(world, "search_restaurants", {"city": "Suzhou", "sort_key": "spiciness"}, "bad_enum")
     err(world, "search_restaurants", {"city": "Suzhou", "page_size": 500}, "out_of_range")
@@ -336,6 +342,8 @@ def test_restaurant_detail_and_coordinates(world: World) -> None:
                 restaurant_id=with_menu["restaurant_id"])
     assert detail["products"] and "message" not in detail
     assert set(detail["products"][0]) == {"product_id", "name", "people", "price"}
+    assert {"review_count", "product_rating", "reservable", "must_reserve"} <= set(
+        detail["restaurant"])
     bare = world.one("SELECT id FROM restaurants WHERE id NOT IN "
                      "(SELECT restaurant_id FROM restaurant_products) LIMIT 1")["id"]
     plain = ok(world, "get_restaurant_detail_with_products", restaurant_id=bare)
@@ -392,3 +400,73 @@ def test_call_layer_errors(world: World) -> None:
     assert call(world, "search_attractions", '{"city": "Shanghai", "rating": null}') == \
         call(world, "search_attractions", {"city": "Shanghai"})
     assert execute(world, "x", {}).category in ERROR_CATEGORIES
+
+
+# -- the fields of the paper's other rubrics (B.2) ------------------------------------------
+
+
+def test_hotel_filters_on_reviews_ratings_and_rooms(world: World) -> None:
+    every = ok(world, "search_hotels", city="Shanghai", **STAY, page_size=50)["results"]
+    assert all({"review_count", "good_rate", "product_rating", "environment_rating",
+                "service_rating"} <= set(h) for h in every)
+    for args, keep in (({"review_count": 200}, lambda h: h["review_count"] >= 200),
+                       ({"good_remarks_rate": "93"}, lambda h: h["good_rate"] >= 93),
+                       ({"service_rating": 8.5}, lambda h: h["service_rating"] >= 8.5),
+                       ({"environment_rating": 8}, lambda h: h["environment_rating"] >= 8)):
+        got = ok(world, "search_hotels", city="Shanghai", **STAY, page_size=50, **args)
+        assert sorted(h["id"] for h in got["results"]) == sorted(
+            h["id"] for h in every if keep(h)), args
+    flexible = ok(world, "search_hotels", city="Shanghai", **STAY, page_size=50,
+                  cancel_policy="free_24h")["results"]
+    for h in every:
+        rooms = world.query("SELECT cancel_policy FROM hotel_rooms WHERE hotel_id = ?",
+                            (h["id"],))
+        ok_room = any(r["cancel_policy"] in ("free_until_checkin", "free_24h") for r in rooms)
+        assert (h["id"] in {x["id"] for x in flexible}) == ok_room
+    breakfast = ok(world, "search_hotels", city="Shanghai", **STAY, page_size=50,
+                   has_breakfast=True)["results"]
+    assert all("breakfast" in h["facilities"] for h in breakfast)
+    hotel = world.one("SELECT hotel_id FROM hotel_rooms WHERE breakfast = 2 LIMIT 1")["hotel_id"]
+    rooms = world.query("SELECT * FROM hotel_rooms WHERE hotel_id = ?", (hotel,))
+    two = ok(world, "get_hotel_detail_with_products", hotel_id=hotel, **STAY,
+             min_breakfast_per_room=2)["products"]
+    assert two and all(p["breakfast_per_room"] >= 2 for p in two)
+    assert len(two) == sum(r["breakfast"] >= 2 for r in rooms)
+    windowless = ok(world, "get_hotel_detail_with_products", hotel_id=hotel, **STAY,
+                    has_window=False)["products"]
+    assert len(windowless) == sum(not r["has_window"] for r in rooms)
+    strict = ok(world, "get_hotel_detail_with_products", hotel_id=hotel, **STAY,
+                cancel_policy="free_until_checkin")["products"]
+    assert all(p["cancel_policy"] == "free_until_checkin" for p in strict)
+    assert all(p["cancellation"].startswith(("free", "non")) for p in two)
+
+
+def test_restaurant_filters_on_reviews_subratings_and_reservations(world: World) -> None:
+    every = ok(world, "search_restaurants", city="Shanghai", page_size=50)["results"]
+    for args, keep in (({"review_count": 150}, lambda r: r["review_count"] >= 150),
+                       ({"product_rating": 8.5}, lambda r: r["product_rating"] >= 8.5),
+                       ({"reservable": "true"}, lambda r: r["reservable"]),
+                       ({"reservable": False}, lambda r: not r["reservable"])):
+        got = ok(world, "search_restaurants", city="Shanghai", page_size=50, **args)
+        assert sorted(r["id"] for r in got["results"]) == sorted(
+            r["id"] for r in every if keep(r)), args
+    assert all(r["reservable"] or not r["must_reserve"] for r in every)
+
+
+def test_punctuality_and_booking_platforms(world: World) -> None:
+    f = world.flight("F0000001")
+    detail = ok(world, "get_flight_detail_with_products", flight_id="F0000001", date=f["date"])
+    assert (detail["flight"]["on_time_rate"], detail["flight"]["avg_delay_min"]) == (
+        f["on_time_rate"], f["avg_delay_min"])
+    platforms = {p["platform"] for p in detail["products"]}
+    assert platforms and platforms <= set(names.FLIGHT_PLATFORMS)
+    one = sorted(platforms)[0]
+    only = ok(world, "get_flight_detail_with_products", flight_id="F0000001", date=f["date"],
+              source_platform=one.lower())["products"]
+    assert only and {p["platform"] for p in only} == {one}
+    err(world, "get_flight_detail_with_products", {"flight_id": "F0000001", "date": f["date"],
+                                                   "source_platform": "12306"}, "bad_enum")
+    t = world.train("T0000001")
+    seats = ok(world, "get_train_detail_with_products", train_id="T0000001",
+               date_str=t["date"], source_platform="12306")["products"]
+    assert all(p["platform"] == "12306" for p in seats)

@@ -1,8 +1,6 @@
-"""Attraction, hotel and restaurant rubrics (paper B.2.1-B.2.3) over the schema's columns.
-
-Rubrics whose data the world schema does not hold (hotel review counts, good-review rate,
-aspect ratings, cancellation policy, breakfasts, windows; restaurant review counts,
-reservability, sub-ratings) are listed in `rubrics.UNSUPPORTED` instead.
+"""Attraction rubrics (paper B.2.1), and the hotel and restaurant rubrics of B.2.2 / B.2.3 on
+price, tier, stars, facilities, location, rating and cuisine; the ones on reviews, aspect
+ratings, rooms and reservations are in `rubrics_fields.py`.
 """
 
 from __future__ import annotations
