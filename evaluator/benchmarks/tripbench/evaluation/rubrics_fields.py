@@ -16,7 +16,7 @@ from typing import Literal
 from ..world.names import cancel_rank
 from .plan import TripPlan
 from .rubric_base import Bound, Ctx, Row, RubricDef, RubricParams, selected
-from .rubrics_poi import _banded, _Banded
+from .rubrics_poi import _Banded, _banded
 
 
 class ReviewCountHotel(_Banded, tag="REVIEW_COUNT_HOTEL"):
