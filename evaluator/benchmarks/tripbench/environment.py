@@ -1,25 +1,41 @@
 """TRIP-Bench's environment factory: every episode's sandbox answers from a generated world
-database (read-only SQLite), opened once per process and shared by all its episodes.
+database (read-only SQLite) shared by all episodes of the process.
 
 Which world a task uses:
-- `TripEnvironmentFactory(world=PATH)`: every task uses PATH (for now the way to point a run at
-  a world; the task loader that will carry it does not exist yet);
+- `TripEnvironmentFactory(world=PATH)`: every task uses PATH;
 - otherwise the task names it: `task.extra["world"]` (or a `world` attribute of its payload), a
   path relative to the directory of the task's file (`Task.source` is "FILE:LINE").
-Nothing is simulated; `check` opens every world before any model engine starts.
+Nothing is simulated; `check` opens every world before any model engine starts and refuses a
+world of another generator or version.
+
+Tool calls run off the event loop: a `ToolRunner` answers them on a few worker threads, each
+with its own read-only connection to the world (SQLite releases the GIL while it searches),
+so a slow call never stalls the other episodes of the process. `TripOptions.tool_output`
+("text", the paper's lines; or "json") picks how answers are rendered.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from bench_data.types import Task
+from cache_store.types import ToolOutcome
 from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
 
-from .tools import TOOL_NAMES, TripSandbox
+from .settings import TripOptions, options_of
+from .tools import TOOL_NAMES, ToolResult, execute, tool_schemas
 from .world.db import World, WorldError, open_world
 from .world.generate import GENERATOR, VERSION
+
+DEFAULT_THREADS = 4
 
 
 def _task_file_dir(task: Task) -> Path | None:
@@ -29,12 +45,89 @@ def _task_file_dir(task: Task) -> Path | None:
     return Path(head if sep and tail.isdigit() else task.source).parent
 
 
-class TripEpisodes:
-    """The run's environment in one process: the worlds it has opened, by resolved path."""
+class ToolRunner:
+    """Tool calls on `threads` worker threads, each with its own connection per world."""
 
-    def __init__(self, factory: TripEnvironmentFactory) -> None:
+    def __init__(self, threads: int = DEFAULT_THREADS) -> None:
+        self.threads = max(1, threads)
+        self._pool: ThreadPoolExecutor | None = None
+        self._local = threading.local()
+        self._opened: list[World] = []
+        self._lock = threading.Lock()
+
+    def _world(self, path: Path) -> World:
+        worlds = getattr(self._local, "worlds", None)
+        if worlds is None:
+            worlds = self._local.worlds = {}
+        if path not in worlds:
+            worlds[path] = open_world(path)
+            with self._lock:
+                self._opened.append(worlds[path])
+        return worlds[path]
+
+    def _run(self, path: Path, name: str, arguments: str, output: str
+             ) -> tuple[ToolResult, float]:
+        t0 = time.perf_counter()
+        result = execute(self._world(path), name, arguments, output)
+        return result, time.perf_counter() - t0
+
+    async def call(self, path: Path, name: str, arguments: str, output: str
+                   ) -> tuple[ToolResult, float]:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="tripbench-tool")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._pool, self._run, path, name, arguments, output)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True)
+            self._pool = None
+        with self._lock:
+            for world in self._opened:
+                world.close()
+            self._opened.clear()
+
+
+class TripSandbox:
+    """One episode's tools (`evaluator.protocols.base.ToolSandbox`) over a shared read-only
+    world: `runner` answers the calls off the event loop (None: inline, for tests and
+    scripts); `world` is the episode's view of the world for the simulator and the judge."""
+
+    def __init__(self, world: World, output: str = "text",
+                 runner: ToolRunner | None = None) -> None:
+        self.world = world
+        self.output = output
+        self.runner = runner
+        self._tools = tool_schemas()
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        return self._tools
+
+    async def call(self, name: str, arguments: str, *, task_time: str = "") -> ToolOutcome:
+        """`task_time` is ignored: the world's timetables fix the dates."""
+        if self.runner is not None:
+            result, latency = await self.runner.call(self.world.path, name, arguments,
+                                                     self.output)
+        else:
+            t0 = time.perf_counter()
+            result = execute(self.world, name, arguments, self.output)
+            latency = time.perf_counter() - t0
+        return ToolOutcome(content=result.content,
+                           source="error" if result.is_error else "live",
+                           error_category=result.category, latency_s=latency)
+
+
+class TripEpisodes:
+    """The run's environment in one process: the worlds it has opened, by resolved path, and
+    the runner of their tool calls."""
+
+    def __init__(self, factory: TripEnvironmentFactory, options: TripOptions | None = None,
+                 threads: int | None = None) -> None:
         self.factory = factory
+        self.options = options or TripOptions()
         self.worlds: dict[Path, World] = {}
+        self.runner = ToolRunner(threads or factory.threads)
 
     def world(self, task: Task) -> World:
         path = self.factory.world_path(task)
@@ -43,22 +136,26 @@ class TripEpisodes:
         return self.worlds[path]
 
     def episode(self, task: Task) -> TripSandbox:
-        return TripSandbox(self.world(task))
+        return TripSandbox(self.world(task), self.options.tool_output, self.runner)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "tripbench", "state": "read-only generated world (SQLite)",
                 "simulated": False, "tools": list(TOOL_NAMES),
+                "tool_output": self.options.tool_output, "tool_threads": self.runner.threads,
                 "worlds": {str(p): dict(w.meta) for p, w in sorted(self.worlds.items())}}
 
     def close(self) -> None:
+        self.runner.close()
         for world in self.worlds.values():
             world.close()
         self.worlds.clear()
 
 
 class TripEnvironmentFactory:
-    def __init__(self, world: str | Path | None = None) -> None:
+    def __init__(self, world: str | os.PathLike[str] | None = None,
+                 threads: int = DEFAULT_THREADS) -> None:
         self.world = Path(world).resolve() if world is not None else None
+        self.threads = threads
 
     def world_path(self, task: Task) -> Path:
         if self.world is not None:
@@ -94,6 +191,7 @@ class TripEnvironmentFactory:
         return world
 
     def check(self, request: EnvironmentRequest) -> None:
+        _options(request)                                   # a bad option fails here
         seen: set[Path] = set()
         for task in request.taskset.tasks:
             path = self.world_path(task)
@@ -105,10 +203,17 @@ class TripEnvironmentFactory:
                    simulator_model: str) -> TripEpisodes:
         """Opens every task's world now (a connection and its meta: cheap), so `describe`
         names them all for the manifest."""
-        episodes = TripEpisodes(self)
+        episodes = TripEpisodes(self, _options(request))
         for task in request.taskset.tasks:
             episodes.world(task)
         return episodes
+
+
+def _options(request: EnvironmentRequest) -> TripOptions:
+    try:
+        return options_of(getattr(request.config, "options", None))
+    except (msgspec.ValidationError, TypeError, ValueError) as exc:
+        raise BenchmarkError(f"options of TRIP-Bench: {exc}") from None
 
 
 ENVIRONMENT = TripEnvironmentFactory()

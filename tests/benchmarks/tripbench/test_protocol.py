@@ -24,9 +24,9 @@ from bench_data.tripbench import (
 from bench_data.types import Task
 from evaluator.benchmarks.base import JudgeInput
 from evaluator.benchmarks.tripbench import BENCHMARK
+from evaluator.benchmarks.tripbench.environment import TripSandbox
 from evaluator.benchmarks.tripbench.judging import RULES, RULES_VERSION, rules, score
 from evaluator.benchmarks.tripbench.protocol import PROMPT_VERSION, parse_user, run_trip
-from evaluator.benchmarks.tripbench.tools import TripSandbox
 from evaluator.benchmarks.tripbench.world import open_world
 from evaluator.benchmarks.tripbench.world.generate import generate_world
 from evaluator.judges.settings import JudgeSettings

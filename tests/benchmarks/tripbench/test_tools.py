@@ -470,3 +470,49 @@ def test_punctuality_and_booking_platforms(world: World) -> None:
     seats = ok(world, "get_train_detail_with_products", train_id="T0000001",
                date_str=t["date"], source_platform="12306")["products"]
     assert all(p["platform"] == "12306" for p in seats)
+
+
+# -- the paper's text rendering ------------------------------------------------------------
+
+
+def test_text_answers_follow_the_papers_lines(world: World) -> None:
+    def text(tool: str, **args: Any) -> str:
+        out = execute(world, tool, args, "text")
+        assert not out.is_error, out.content
+        return out.content
+
+    t = world.train("T0000001")
+    src, dst = world.city(t["from_city"])["name"], world.city(t["to_city"])["name"]
+    trains = text("search_trains", departure_city=src, arrival_city=dst, date_str=t["date"])
+    first, *rows = trains.splitlines()
+    assert first.startswith("Showing 1-") and first.endswith(" results.")
+    assert rows and all(r.startswith("Train_id: T") and " → " in r and "minimum price: " in r
+                        for r in rows)
+    assert f"Train_id: T0000001 | {t['number']} | {t['dep_time']}-{t['arr_time']}" in trains
+    assert text("search_flights", departure_city=src, arrival_city=dst,
+                date="2030-01-01").startswith("No matching flights found.")
+    assert text("get_route_estimate", origin_lat=31.555366, origin_lng=120.302786,
+                destination_lat=31.512471, destination_lng=120.281905) == \
+        "distance: 5.16 km, estimated travel time: 20 min"
+    assert text("get_date_after", date_str="2025-10-24", days=3) == "2025-10-27"
+    hotels = text("search_hotels", city="Shanghai", **STAY, page_size=3).splitlines()
+    assert hotels[0].startswith("Showing 1-3 of ") and hotels[1].startswith("Hotel_id: H")
+    assert "| type: " in hotels[1] and "review_count: " in hotels[1]
+    free = world.one("SELECT id FROM attractions WHERE id NOT IN (SELECT attraction_id FROM "
+                     "attraction_products) LIMIT 1")["id"]
+    detail = text("get_attraction_detail_with_products", poi_id=free)
+    assert detail.startswith(f"POI ID: {free} | ") and "ticket price: Free" in detail
+    menu = world.one("SELECT restaurant_id FROM restaurant_products LIMIT 1")["restaurant_id"]
+    assert "| product_id: RP" in text("get_restaurant_detail_with_products",
+                                      restaurant_id=menu)
+    bad = execute(world, "get_hotel_coordinates", {"hotel_id": "H0"}, "text")
+    assert bad.category == "not_found" and bad.content == "Error: no hotel with id 'H0'"
+
+
+def test_every_call_shape_renders_as_text(world: World) -> None:
+    from perf.tripbench_world import sample_calls
+
+    for name, args in sample_calls(world, 6):
+        out = execute(world, name, args, "text")
+        assert out.category in (None, "not_found", "out_of_range"), (name, args, out.content)
+        assert out.content and not out.content.startswith("{"), (name, out.content[:80])

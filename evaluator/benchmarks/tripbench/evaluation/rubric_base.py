@@ -187,6 +187,7 @@ class RubricDef:
     covers: Callable[[Any, Row], set[str]] | None = None
     check: Callable[[Any, TripPlan, Ctx], bool] | None = None
     rule: Callable[[Any], dict[str, Any]] | None = None
+    filters: bool = True   # a plan may hold only feasible items (else: a need, see solvability)
 
     def generate(self, e: RubricParams, world: WorldView, trip: Trip | None = None) -> RubricRange:
         """G(e): the candidates in scope and the ids of those satisfying V(e, i)."""

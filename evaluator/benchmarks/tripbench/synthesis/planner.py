@@ -82,6 +82,10 @@ class Planner:
         trip = to_trip(meta)
         specs = [rubrics.decode_spec(task.preferences[p].rubric) for p in node.active]
         self.pools, needs = self.checker.pools(trip, specs)
+        # CATEGORY_PRIORITY: sights of the preferred categories first, in their order
+        order = next((list(e.values) for e in specs if type(e).__name__ == "CategoryPriority"),
+                     [])
+        self.rank = {c.lower(): i for i, c in enumerate(order)}
         self.needs = [meeting for _kind, _what, meeting in needs]
         self.people = trip.number_of_people
         self.used: set[str] = set()
@@ -190,7 +194,9 @@ class Planner:
         rows = [r for r in self._rows[key] if r["id"] in pool and r["id"] not in self.used]
         wanted = set().union(*[n for n in self.needs if not (n & self.used)]) \
             if self.needs else set()
+        rank = self.rank if kind == "Attraction" else {}
         rows.sort(key=lambda r: (r["id"] not in wanted,
+                                 rank.get(str(r.get("category", "")).lower(), len(rank)),
                                  haversine_km(*at, r["lat"], r["lon"]), r["id"]))
         return rows
 
