@@ -55,28 +55,28 @@ class ToolRunner:
         self._opened: list[World] = []
         self._lock = threading.Lock()
 
-    def _world(self, path: Path) -> World:
+    def _world(self, world: World) -> World:
         worlds = getattr(self._local, "worlds", None)
         if worlds is None:
             worlds = self._local.worlds = {}
-        if path not in worlds:
-            worlds[path] = open_world(path)
+        if world.path not in worlds:
+            worlds[world.path] = world.clone()      # its own connection, the shared memo
             with self._lock:
-                self._opened.append(worlds[path])
-        return worlds[path]
+                self._opened.append(worlds[world.path])
+        return worlds[world.path]
 
-    def _run(self, path: Path, name: str, arguments: str, output: str
+    def _run(self, world: World, name: str, arguments: str, output: str
              ) -> tuple[ToolResult, float]:
         t0 = time.perf_counter()
-        result = execute(self._world(path), name, arguments, output)
+        result = execute(self._world(world), name, arguments, output)
         return result, time.perf_counter() - t0
 
-    async def call(self, path: Path, name: str, arguments: str, output: str
+    async def call(self, world: World, name: str, arguments: str, output: str
                    ) -> tuple[ToolResult, float]:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="tripbench-tool")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._run, path, name, arguments, output)
+        return await loop.run_in_executor(self._pool, self._run, world, name, arguments, output)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -107,8 +107,7 @@ class TripSandbox:
     async def call(self, name: str, arguments: str, *, task_time: str = "") -> ToolOutcome:
         """`task_time` is ignored: the world's timetables fix the dates."""
         if self.runner is not None:
-            result, latency = await self.runner.call(self.world.path, name, arguments,
-                                                     self.output)
+            result, latency = await self.runner.call(self.world, name, arguments, self.output)
         else:
             t0 = time.perf_counter()
             result = execute(self.world, name, arguments, self.output)
