@@ -136,6 +136,14 @@ def city_columns(world: World, table: str, city_id: str) -> Columns:
     return world.memo(f"columns/{table}/{city_id}", lambda: _load(world, table, city_id))
 
 
+def city_names(world: World, table: str, city_id: str) -> list[str]:
+    """The city's names in lower case, in id order (loaded on the first name search)."""
+    def load() -> list[str]:
+        return [r[0].lower() for r in tuples(world, f"SELECT name FROM {table} WHERE "
+                                             "city_id = ? ORDER BY id", (city_id,))]
+    return world.memo(f"names/{table}/{city_id}", load)
+
+
 def distances(cols: Columns, lat: float, lon: float) -> np.ndarray:
     """For every row, the haversine term `a` of its distance from (lat, lon): the distance is
     2R asin(sqrt(a)), increasing in `a`, so `a` ranks and thresholds the rows (two sines a

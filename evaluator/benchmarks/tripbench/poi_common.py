@@ -17,9 +17,18 @@ TIER_WORDS = (*HOTEL_TYPES, *names.HOTEL_TYPE_ALIASES)
 MAX_NIGHTS = 30
 
 
+def like(value: str) -> str:
+    """A LIKE pattern matching `value` literally anywhere (with ESCAPE '\\')."""
+    text = value.strip().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{text}%"
+
+
 def like_any(column: str, values: list[str]) -> tuple[str, list[str]]:
-    return (f"({' OR '.join(f'{column} LIKE ?' for _ in values)})",
-            [f"%{v.strip()}%" for v in values])
+    return (f"({' OR '.join(f'{column} LIKE ? ESCAPE {ESC}' for _ in values)})",
+            [like(v) for v in values])
+
+
+ESC = "'\\'"
 
 
 def order_of(args: dict[str, Any], columns: dict[str, tuple[str, bool]]) -> tuple[str, bool]:

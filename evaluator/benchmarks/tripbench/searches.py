@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from .columns import Columns, city_columns, distances, first_rows, tuples, within
+from .columns import Columns, city_columns, city_names, distances, first_rows, within
 from .poi_common import (
     ATTRACTION_SORT,
     HOTEL_SORT,
@@ -52,12 +52,12 @@ class _Search:
             self.mask &= self.cols.matching(column, values)
 
     def named(self, value: str | None, city_id: str) -> None:
-        """A part of the name, as SQL LIKE '%...%' (read from the world: names are not kept
-        in the columns)."""
+        """A part of the name, case-insensitively (the city's names are read on the first
+        name search of the city, not with the columns)."""
         if value:
-            rows = tuples(self.world, f"SELECT rowid FROM {self.table} WHERE city_id = ? AND "
-                          "name LIKE ?", (city_id, f"%{value}%"))
-            self.mask &= np.isin(self.cols.rowid, np.asarray([r[0] for r in rows], np.int64))
+            low = value.strip().lower()
+            names = city_names(self.world, self.table, city_id)
+            self.mask &= np.fromiter((low in n for n in names), dtype=bool, count=len(names))
 
     def near(self, threshold: float | None, by_distance: bool) -> None:
         if threshold is None and not by_distance:

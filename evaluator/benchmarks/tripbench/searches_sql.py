@@ -7,6 +7,7 @@ from typing import Any
 
 from .poi_common import (
     ATTRACTION_SORT,
+    ESC,
     HOTEL_SORT,
     RATINGS,
     RESTAURANT_SORT,
@@ -14,6 +15,7 @@ from .poi_common import (
     as_flexible,
     attraction_out,
     hotel_out,
+    like,
     like_any,
     nights_of,
     order_of,
@@ -32,7 +34,7 @@ def search_attractions(world: World, **a: Any) -> dict[str, Any]:
               "WHERE p.attraction_id = t.id), 0) AS min_price", "attractions")
     q.add("t.city_id = ?", city["id"])
     if a["attraction_name"]:
-        q.add("t.name LIKE ?", f"%{a['attraction_name']}%")
+        q.add(f"t.name LIKE ? ESCAPE {ESC}", like(a["attraction_name"]))
     if a["categories"]:
         clause, params = like_any("t.category", a["categories"])
         q.add(clause, *params)
@@ -77,7 +79,7 @@ def search_hotels(world: World, **a: Any) -> dict[str, Any]:
     if room_where:                  # every hotel has rooms: only a room filter can drop one
         q.add_outer("min_price IS NOT NULL")
     if a["hotel_name"]:
-        q.add("t.name LIKE ?", f"%{a['hotel_name']}%")
+        q.add(f"t.name LIKE ? ESCAPE {ESC}", like(a["hotel_name"]))
     if a["brand"]:
         q.add("t.brand = ? COLLATE NOCASE", a["brand"])
     if a["hotel_type"]:
@@ -112,7 +114,7 @@ def search_restaurants(world: World, **a: Any) -> dict[str, Any]:
               "t.must_reserve, t.open_time, t.close_time, t.lat, t.lon", "restaurants")
     q.add("t.city_id = ?", city["id"])
     if a["restaurant_name"]:
-        q.add("t.name LIKE ?", f"%{a['restaurant_name']}%")
+        q.add(f"t.name LIKE ? ESCAPE {ESC}", like(a["restaurant_name"]))
     if a["categories"]:
         clause, params = like_any("t.cuisine", a["categories"])
         q.add(clause, *params)

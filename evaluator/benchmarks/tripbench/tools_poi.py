@@ -8,6 +8,7 @@ from typing import Any
 from .poi_common import (
     ATTRACTION_SORT,
     CANCEL_POLICIES,
+    ESC,
     HOTEL_SORT,
     POLICY_WORDS,
     RATINGS,
@@ -16,6 +17,7 @@ from .poi_common import (
     as_flexible,
     attraction_out,
     hotel_out,
+    like,
     nights_of,
     not_found,
     restaurant_out,
@@ -70,7 +72,7 @@ def get_hotel_detail_with_products(world: World, **a: Any) -> dict[str, Any]:
            "FROM hotel_rooms WHERE hotel_id = ?")
     params: list[Any] = [hotel["id"]]
     if a["room_type"]:
-        sql, params = sql + " AND name LIKE ?", params + [f"%{a['room_type']}%"]
+        sql, params = sql + f" AND name LIKE ? ESCAPE {ESC}", params + [like(a["room_type"])]
     if a["min_breakfast_per_room"] is not None:
         sql, params = sql + " AND breakfast >= ?", params + [a["min_breakfast_per_room"]]
     if a["cancel_policy"]:

@@ -535,7 +535,7 @@ def _random_args(rng, tool: str, world: World) -> dict[str, Any]:
                             ("price_max", (60, 100)), ("price_min", (40,)),
                             ("stars", (3.5, 4.2)), ("review_count", (50, 300)),
                             ("service_rating", (7.5, 8.5)), ("reservable", (True, False)),
-                            ("restaurant_name", ("Lotus", "a"))):
+                            ("restaurant_name", ("Lotus", "a", " house ", "%", "s_k"))):
             if rng.random() < 0.25:
                 a[key] = rng.choice(values)
     elif tool == "search_hotels":
