@@ -12,7 +12,8 @@ against an in-process zero-latency model (the stub): each user turn the agent ma
 searches, half of those in the largest cities) and answers; the simulator answers JSON. Each
 mode runs the same units:
 
-- `threads`: the environment's sandbox, calls on the runner's worker threads (the default);
+- `threads`: the environment's sandbox, calls on the runner's worker threads;
+- `processes`: the same on worker processes (other cores);
 - `inline`: the same calls made on the event loop (the previous behaviour);
 - `instant`: every call answered at once with a fixed text (the floor).
 
@@ -115,7 +116,7 @@ async def run_mode(mode: str, data: Path, units: list[Any], tasks: list[Any],
                    calls: list[tuple[str, str]], a: argparse.Namespace, tmp: Path
                    ) -> dict[str, Any]:
     world = open_world(ENVIRONMENT.world_path(tasks[0]))
-    runner = ToolRunner(a.threads) if mode == "threads" else None
+    runner = ToolRunner(a.threads, mode) if mode in ToolRunner.KINDS else None
     base = TripSandbox(world, "text", runner)
     sandbox: Any = Instant(base) if mode == "instant" else base
     counters = Counters()
@@ -164,9 +165,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--concurrency", type=int, default=2000)
     p.add_argument("--turns", type=int, default=3, help="user turns per episode")
     p.add_argument("--tools-per-turn", type=int, default=4)
-    p.add_argument("--threads", type=int, default=4, help="tool worker threads")
+    p.add_argument("--threads", type=int, default=4, help="tool workers (threads or processes)")
     p.add_argument("--repeat", type=int, default=1)
-    p.add_argument("--modes", default="instant,threads,inline")
+    p.add_argument("--modes", default="instant,threads,processes,inline")
     a = p.parse_args(argv)
     import uvloop
 

@@ -17,10 +17,11 @@ so a slow call never stalls the other episodes of the process. `TripOptions.tool
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
 import os
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -45,15 +46,42 @@ def _task_file_dir(task: Task) -> Path | None:
     return Path(head if sep and tail.isdigit() else task.source).parent
 
 
-class ToolRunner:
-    """Tool calls on `threads` worker threads, each with its own connection per world."""
+_WORKER_WORLDS: dict[str, World] = {}
+"""In a runner's worker process: the worlds it has opened (a process's own connections)."""
 
-    def __init__(self, threads: int = DEFAULT_THREADS) -> None:
-        self.threads = max(1, threads)
-        self._pool: ThreadPoolExecutor | None = None
+
+def _in_worker(path: str, name: str, arguments: str, output: str
+               ) -> tuple[str, str | None, float]:
+    """One call in a worker process: (content, error category, seconds)."""
+    world = _WORKER_WORLDS.get(path)
+    if world is None:
+        world = _WORKER_WORLDS[path] = open_world(path)
+    t0 = time.perf_counter()
+    result = execute(world, name, arguments, output)
+    return result.content, result.category, time.perf_counter() - t0
+
+
+class ToolRunner:
+    """Tool calls off the event loop: on `workers` threads (`kind` "threads": each with its
+    own connection, the columns shared through the world's memo; SQLite and numpy release
+    the GIL) or processes ("processes": each with its own connections and columns, so the
+    calls run on other cores; the loop pays only the hand-over)."""
+
+    KINDS = ("threads", "processes")
+
+    def __init__(self, workers: int = DEFAULT_THREADS, kind: str = "threads") -> None:
+        if kind not in self.KINDS:
+            raise ValueError(f"tool runner kind must be one of {', '.join(self.KINDS)}")
+        self.workers = max(1, workers)
+        self.kind = kind
+        self._pool: Executor | None = None
         self._local = threading.local()
         self._opened: list[World] = []
         self._lock = threading.Lock()
+
+    @property
+    def threads(self) -> int:
+        return self.workers if self.kind == "threads" else 0
 
     def _world(self, world: World) -> World:
         worlds = getattr(self._local, "worlds", None)
@@ -73,10 +101,20 @@ class ToolRunner:
 
     async def call(self, world: World, name: str, arguments: str, output: str
                    ) -> tuple[ToolResult, float]:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix="tripbench-tool")
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, self._run, world, name, arguments, output)
+        if self._pool is None:
+            if self.kind == "threads":
+                self._pool = ThreadPoolExecutor(self.workers,
+                                                thread_name_prefix="tripbench-tool")
+            else:
+                self._pool = ProcessPoolExecutor(self.workers,
+                                                 mp_context=multiprocessing.get_context("spawn"))
+        if self.kind == "threads":
+            return await loop.run_in_executor(self._pool, self._run, world, name, arguments,
+                                              output)
+        content, category, seconds = await loop.run_in_executor(
+            self._pool, _in_worker, str(world.path), name, arguments, output)
+        return ToolResult(content, category), seconds
 
     def close(self) -> None:
         if self._pool is not None:

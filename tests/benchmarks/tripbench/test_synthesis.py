@@ -54,6 +54,16 @@ def test_a_seed_gives_a_byte_identical_file_and_another_seed_another(taskset, tm
     assert other.read_bytes() != taskset.read_bytes()
 
 
+def test_workers_write_the_same_file(taskset, tmp_path):
+    """Each task depends only on (seed, size, index): two worker processes give the bytes
+    one gives."""
+    from evaluator.benchmarks.tripbench.synthesis.generate import write_tasks
+
+    path = write_tasks(tmp_path / "tasks.jsonl", taskset.parent / "world.sqlite", 0, "small",
+                       N_TASKS, workers=2)
+    assert path.read_bytes() == taskset.read_bytes()
+
+
 def test_the_file_does_not_depend_on_the_hash_seed(taskset, tmp_path):
     """No set or dict order of str hashes leaks into the file (a fresh interpreter with
     another PYTHONHASHSEED writes the same bytes)."""

@@ -22,9 +22,11 @@ again (up to `MAX_ATTEMPTS`). Quality control (paper 3.3): the reference planner
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +65,7 @@ from .planner import Planner
 from .solvability import Checker
 
 GENERATOR = "agentsweep.tripbench.synthesis"
-VERSION = "1"
+VERSION = "2"
 MIXES = {
     # the paper's evaluation set (table 2): 100 easy, 100 mid, 50 of each hard set, no plain
     # hard; interleaved so that the first N tasks keep those proportions
@@ -344,12 +346,13 @@ def mix_of(size: str, mix: str | None) -> tuple[tuple[str, str], ...]:
     return MIXES[name]
 
 
-def iter_tasks(world: Any, seed: int, size: str, count: int,
-               mix: str | None = None) -> Iterator[TripTask]:
+def iter_tasks(world: Any, seed: int, size: str, count: int, mix: str | None = None,
+               indices: Iterable[int] | None = None) -> Iterator[TripTask]:
+    """Tasks 0..count-1 (or `indices`) in order; each depends only on (seed, size, index)."""
     facts = WorldFacts(world)
     checker = Checker(world, FACTOR.get(size, 4.0))
     order = mix_of(size, mix)
-    for index in range(count):
+    for index in range(count) if indices is None else indices:
         difficulty, hard_set = order[index % len(order)]
         task_id = f"trip-{seed}-{index:04d}"
         for attempt in range(MAX_ATTEMPTS):
@@ -373,16 +376,35 @@ def header(seed: int, size: str, count: int, world_path: Path,
                        "candidate_factor": FACTOR.get(size, 4.0)}}
 
 
-def write_tasks(path: Path, world_path: Path, seed: int, size: str, count: int,
-                mix: str | None = None) -> Path:
-    """Write the task file for the world at `world_path` (replaced atomically)."""
-    mix_of(size, mix)
+def _some_tasks(world_path: Path, seed: int, size: str, count: int, mix: str | None,
+                indices: list[int]) -> list[bytes]:
+    """A worker's share of a task set: the encoded tasks of `indices`."""
     world = open_world(world_path)
     try:
-        lines = [msgspec.json.encode(header(seed, size, count, world_path, mix))]
-        lines += [msgspec.json.encode(t) for t in iter_tasks(world, seed, size, count, mix)]
+        return [msgspec.json.encode(t)
+                for t in iter_tasks(world, seed, size, count, mix, indices)]
     finally:
         world.close()
+
+
+def write_tasks(path: Path, world_path: Path, seed: int, size: str, count: int,
+                mix: str | None = None, workers: int = 1) -> Path:
+    """Write the task file for the world at `world_path` (replaced atomically); `workers`
+    processes draw the tasks (the file is the same whatever their number)."""
+    mix_of(size, mix)
+    lines = [msgspec.json.encode(header(seed, size, count, world_path, mix))]
+    workers = max(1, min(workers, count))
+    if workers == 1:
+        lines += _some_tasks(world_path, seed, size, count, mix, list(range(count)))
+    else:
+        shares = [list(range(w, count, workers)) for w in range(workers)]
+        with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn")) \
+                as pool:
+            done = list(pool.map(_some_tasks, *zip(*[(world_path, seed, size, count, mix, share)
+                                                     for share in shares], strict=True)))
+        by_index = {i: line for share, out in zip(shares, done, strict=True)
+                    for i, line in zip(share, out, strict=True)}
+        lines += [by_index[i] for i in range(count)]
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_bytes(b"\n".join(lines) + b"\n")
     os.replace(tmp, path)
@@ -390,7 +412,8 @@ def write_tasks(path: Path, world_path: Path, seed: int, size: str, count: int,
 
 
 def generate_taskset(out_dir: str | os.PathLike[str], seed: int = 0, size: str = "small",
-                     tasks: int | None = None, mix: str | None = None) -> tuple[Path, Path]:
+                     tasks: int | None = None, mix: str | None = None,
+                     workers: int = 1) -> tuple[Path, Path]:
     """The world and the task file of (seed, size) in `out_dir`; returns (tasks, world).
     `mix`: "paper" (the paper's evaluation set; the default of size paper, 400 tasks) or
     "all" (every split in turn, plain hard included; the default of size small)."""
@@ -399,4 +422,5 @@ def generate_taskset(out_dir: str | os.PathLike[str], seed: int = 0, size: str =
     out.mkdir(parents=True, exist_ok=True)
     world_path = generate_world(out / WORLD_FILE, size=size, seed=seed)
     count = DEFAULT_TASKS.get(size, 14) if tasks is None else tasks
-    return write_tasks(out / TASK_FILE, world_path, seed, size, count, mix), world_path
+    return (write_tasks(out / TASK_FILE, world_path, seed, size, count, mix, workers),
+            world_path)
