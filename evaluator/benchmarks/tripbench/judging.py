@@ -1,20 +1,20 @@
-"""TRIP-Bench's rule judge, unit scores and report section (paper 3.5).
+"""TRIP-Bench's rule judge and unit scores (paper 3.5); the report section is report.py.
 
 The judge (`tripbench_rules`, no model) evaluates the record's final plan
 (`extra["final_plan"]`, else the final answer) with the evaluation package's `evaluate`
-against the dialogue node of the last user turn reached: that node's trip and active
-preferences. `Judgement.score` is Overall_strict; `scores` holds strict, loose, F_feas,
-F_sound, F_user, every check's finding count (`check:<name>`) and every rubric's outcome
-(`rubric:<i>:<TYPE>`). Turn-level results (the paper's per-turn evaluation): each user turn's
-answer against that turn's node (FIT's infeasible nodes left out), as the means
-`turn_strict` / `turn_loose` over `turns_judged` turns.
+against the final requirements: the trip and active preferences of the dialogue graph's last
+node. An episode that did not end "completed" (it stopped before the dialogue's end) scores
+0, strict and loose; its counts are still those of its final plan. `Judgement.score` is
+Overall_strict; `scores` holds strict, loose, finished, F_feas, F_sound, F_user, every check's
+finding count (`check:<name>`) and every rubric's outcome (`rubric:<i>:<TYPE>`). Turn-level
+results (the paper's per-turn evaluation): each user turn's answer against the node it was
+played at (as the episode logged it; infeasible nodes left out), as the means `turn_strict` /
+`turn_loose` over `turns_judged` turns.
 
-A unit's score is Overall_strict (success = 1); `dims` holds `loose`, the turn-level means,
-the three F counts, a
-the findings per check (`viol:<check>`), and the episode's user turns, tool calls and
-largest agent prompt (`turns`, `tool_calls`, `context_tokens`); `labels` its difficulty and
-hard set. The report: strict and loose success (%) by difficulty and by hard set, violations
-by check, and turns, tool calls and context length per episode.
+A unit's score is Overall_strict (success = 1); `dims` holds `loose`, `finished`, the
+turn-level means, the three F counts, the findings per check (`viol:<check>`), and the
+episode's user turns, tool calls and largest agent prompt (`turns`, `tool_calls`,
+`context_tokens`); `labels` its difficulty, hard set and split.
 """
 
 from __future__ import annotations

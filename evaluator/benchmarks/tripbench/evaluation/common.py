@@ -1,7 +1,7 @@
 """What the checks and rubrics share: the trip's meta-information, violations, the world's
 read interface, times, distances and the in-city route estimate.
 
-The world is the SQLite database of `/work/tripbench_schema.md`, read through
+The world is the SQLite database of `world/schema.py`, read through
 `world/db.py`'s `World` (only `query` and the typed getters are used, see `WorldView`).
 """
 

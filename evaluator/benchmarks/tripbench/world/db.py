@@ -1,4 +1,4 @@
-"""Read-only access to a generated world (the schema contract, /work/tripbench_schema.md).
+"""Read-only access to a generated world (the schema of `schema.py`).
 
 `open_world(path)` opens the file through a `file:...?mode=ro` URI (`PRAGMA query_only` on top),
 with `check_same_thread=False` and a memory map, so N processes opening the same file share its

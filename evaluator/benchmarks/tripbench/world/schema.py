@@ -1,4 +1,4 @@
-"""The world's SQLite schema (the shared contract, /work/tripbench_schema.md) and its indexes."""
+"""The world's SQLite schema (the contract of every reader) and its indexes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tiny TRIP-Bench worlds for tests: a SQLite DB with exactly the schema of
-`/work/tripbench_schema.md`, built from Python dicts, and a reader with `World`'s interface.
+`world/schema.py`, built from Python dicts, and a reader with `World`'s interface.
 
 `build_world(path, tables)` writes the DB; `open_test_world(path)` opens it with the real
 `world.db.open_world` when that module exists, else with `KitWorld` (same interface).
