@@ -15,13 +15,13 @@ from bench_data.types import Task
 from evaluator.benchmarks.base import JudgeInput
 from evaluator.benchmarks.tripbench.evaluation import evaluate, rubrics
 from evaluator.benchmarks.tripbench.evaluation.plan import Activity, DayPlan, Product, TripPlan
+from evaluator.benchmarks.tripbench.evaluation.products import product_consistency
 from evaluator.benchmarks.tripbench.evaluation.rubric_base import Ctx
 from evaluator.benchmarks.tripbench.evaluation.rubrics_poi import TIERS
 from evaluator.benchmarks.tripbench.evaluation.rubrics_transport import (
     TimeDepart,
     _timing_accepts,
 )
-from evaluator.benchmarks.tripbench.evaluation.soundness import product_consistency
 from evaluator.benchmarks.tripbench.judging import eval_task, rules
 from evaluator.benchmarks.tripbench.periods import PERIODS
 from evaluator.benchmarks.tripbench.synthesis.planner import plan_for
@@ -29,6 +29,7 @@ from evaluator.benchmarks.tripbench.synthesis.solvability import Checker
 from evaluator.benchmarks.tripbench.tools import call
 from evaluator.benchmarks.tripbench.toolspec import parse_period
 from evaluator.benchmarks.tripbench.world import World
+from evaluator.benchmarks.tripbench.world.geo import route_estimate
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, UnitId
@@ -229,3 +230,18 @@ def test_an_unfinished_dialogue_is_judged_against_the_final_requirements(world: 
     late = _judge(world_path, two_turns, _record(two_turns, text, "completed", 2))
     assert late.score == 0.0 and late.scores["finished"] == 1.0 and late.scores["loose"] == 1
 
+
+# -- 12. the route estimate ---------------------------------------------------------------
+
+
+def test_route_estimate_fits_the_papers_four_examples() -> None:
+    """Appendix G's get_route_estimate answers: (km, minutes) for four coordinate pairs;
+    round(10 + 2 x km) gives every one (round(5 + 3 x km) gave two)."""
+    examples = [((31.555366, 120.302786, 31.512471, 120.281905), 5.15, 20),
+                ((31.54976, 120.305988, 31.512471, 120.281905), 4.73, 19),
+                ((31.499521, 120.284699, 31.584891, 120.235333), 10.56, 31),
+                ((31.489489, 120.266144, 31.499521, 120.284699), 2.08, 14)]
+    for points, paper_km, paper_min in examples:
+        km, minutes = route_estimate(*points)
+        assert abs(km - paper_km) <= 0.03 and minutes == paper_min, (points, km, minutes)
+        assert round(10 + 2 * paper_km) == paper_min

@@ -24,7 +24,7 @@ from bench_data.tripbench import TripTask, TurnNode
 
 from ..evaluation import rubrics
 from ..evaluation.common import city_ids, estimate_minutes, haversine_km
-from ..evaluation.soundness import suitable_menus, tickets_required
+from ..evaluation.products import suitable_menus, tickets_required
 from .meta import to_trip
 from .solvability import Checker
 
