@@ -152,7 +152,7 @@ def logged_node(task: TripTask, log: dict) -> TurnNode:
     """The node a turn was played at, as the episode logged it (its variant's graph, FIT's
     rollbacks moved), else the task's node of that turn (records before the log had it)."""
     turn = int(log.get("turn") or 1)
-    if isinstance(log.get("active"), list) and log.get("trip") in task.trips:
+    if "feasible" in log and isinstance(log.get("active"), list) and log.get("trip") in task.trips:
         return TurnNode(turn=turn, trip=log["trip"], events=[], active=list(log["active"]),
                         feasible=bool(log.get("feasible", True)))
     return task.node(turn)

@@ -11,23 +11,29 @@ import msgspec
 import pytest
 
 from bench_data.tripbench import TripTask
+from evaluator.benchmarks.base import JudgeInput
 from evaluator.benchmarks.tripbench import BENCHMARK
 from evaluator.benchmarks.tripbench.graph import (
     declares_infeasible,
     replay,
     variant_task,
 )
+from evaluator.benchmarks.tripbench.judging import rules
 from evaluator.benchmarks.tripbench.protocol import run_no_issue, run_single_turn, run_trip
 from evaluator.benchmarks.tripbench.settings import PAPER, TripOptions, options_of
 from evaluator.benchmarks.tripbench.synthesis import generate_taskset
+from evaluator.judges.settings import JudgeSettings
+from evaluator.judges.transcript import trajectory_hash
 from evaluator.protocols import ProtocolSettings
 
 from .test_protocol import PREFS, TASK, A, Scripted, ev, make_ctx, notes_at, user_says
 
 
 @pytest.fixture(scope="module")
-def world_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("episodes")
+def world_dir(tmp_path_factory: pytest.TempPathFactory, world_path: Path) -> Path:
+    out = tmp_path_factory.mktemp("episodes")
+    (out / "world.sqlite").symlink_to(world_path)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +123,13 @@ def test_fits_rollback_comes_when_the_agent_finds_no_solution(world, world_dir):
         (["P1"], True), (["P3"], False), (["P1"], True), (["P1"], True)]
     assert log[2]["revealed"] == ["P1", "ExploreQues"] or log[2]["revealed"] == [
         "ExploreQues", "P1"]
+    # the judge reads the turns as played: the infeasible one is left out of the turn level
+    ctx = make_ctx(world, world_dir, None, None)
+    task = msgspec.structs.replace(ctx.task, payload=FIT)
+    judged = rules(JudgeInput(record=record, task=task, thash=trajectory_hash(record),
+                              settings=JudgeSettings(), prompts=None, tools=None))
+    assert judged.error is None and judged.scores["turns_judged"] == 3.0
+    assert judged.reasoning["active"] == "P1" and judged.scores["finished"] == 1.0
     kept = _run(world, world_dir, run_trip, Scripted("agent", ["Plan coming.", "Done."] + [
         "Ok."] * 3), Scripted("user", [user_says("x", "TRIP")] * 5), FIT)
     assert "rollbacks_moved" not in kept.extra and kept.extra["graph_turns"] == 5
