@@ -17,6 +17,7 @@ searches, bit for bit.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,11 +137,33 @@ def city_columns(world: World, table: str, city_id: str) -> Columns:
     return world.memo(f"columns/{table}/{city_id}", lambda: _load(world, table, city_id))
 
 
-def city_names(world: World, table: str, city_id: str) -> list[str]:
-    """The city's names in lower case, in id order (loaded on the first name search)."""
-    def load() -> list[str]:
-        return [r[0].lower() for r in tuples(world, f"SELECT name FROM {table} WHERE "
-                                             "city_id = ? ORDER BY id", (city_id,))]
+@dataclass(frozen=True)
+class Names:
+    """A city's names, lower case, one per line in id order, and where each line starts."""
+
+    text: str
+    starts: np.ndarray
+
+    def containing(self, part: str) -> np.ndarray:
+        """The rows whose name contains `part` (already lower case)."""
+        hits = np.zeros(len(self.starts), dtype=bool)
+        if not part or "\n" in part:
+            hits[:] = not part
+            return hits
+        found = np.fromiter((m.start() for m in re.finditer(re.escape(part), self.text)),
+                            dtype=np.int64)
+        if len(found):
+            hits[np.searchsorted(self.starts, found, side="right") - 1] = True
+        return hits
+
+
+def city_names(world: World, table: str, city_id: str) -> Names:
+    """The city's names (read on the first name search of the city, not with the columns)."""
+    def load() -> Names:
+        names = [r[0].lower() for r in tuples(world, f"SELECT name FROM {table} WHERE "
+                                              "city_id = ? ORDER BY id", (city_id,))]
+        starts = np.cumsum([0] + [len(n) + 1 for n in names[:-1]], dtype=np.int64)
+        return Names("\n".join(names), starts if names else np.zeros(0, dtype=np.int64))
     return world.memo(f"names/{table}/{city_id}", load)
 
 

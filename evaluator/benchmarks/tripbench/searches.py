@@ -55,9 +55,8 @@ class _Search:
         """A part of the name, case-insensitively (the city's names are read on the first
         name search of the city, not with the columns)."""
         if value:
-            low = value.strip().lower()
-            names = city_names(self.world, self.table, city_id)
-            self.mask &= np.fromiter((low in n for n in names), dtype=bool, count=len(names))
+            self.mask &= city_names(self.world, self.table, city_id).containing(
+                value.strip().lower())
 
     def near(self, threshold: float | None, by_distance: bool) -> None:
         if threshold is None and not by_distance:
