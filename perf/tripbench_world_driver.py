@@ -7,7 +7,8 @@ the same run with tool calls answered instantly (prints figures, asserts nothing
 DIR holds a generated task set and its world (`agentsweep data tripbench generate --size
 paper`). The real scheduler, admission, role clients, TRIP-Bench protocol (simulator notes,
 dialogue graph) and fsynced result writer run `--episodes` episodes, `--concurrency` at a time,
-against an in-process zero-latency model (the stub): each user turn the agent makes
+against an in-process zero-latency model (the stub), after `--warmup` untimed episodes (worker
+processes started, city columns loaded where the calls run): each user turn the agent makes
 `--tools-per-turn` tool calls drawn from `perf.tripbench_world.call_shapes` (a third of them
 searches, half of those in the largest cities) and answers; the simulator answers JSON. Each
 mode runs the same units:
@@ -137,17 +138,24 @@ async def run_mode(mode: str, data: Path, units: list[Any], tasks: list[Any],
         tool_calls += record.n_tool_calls
         return record
 
-    run_dir = tmp / mode
-    writer = ResultWriter(run_dir / EPISODES_FILE).start()
-    failures = ResultWriter(run_dir / FAILURES_FILE).start()
-    sched = Scheduler(units, episode, writer=writer, failures=failures, counters=counters,
-                      concurrency=a.concurrency, retry=RetryConfig(max_attempts=1))
+    async def batch(name: str, batch_units: list[Any]) -> Any:
+        writer = ResultWriter(tmp / mode / name / EPISODES_FILE).start()
+        failures = ResultWriter(tmp / mode / name / FAILURES_FILE).start()
+        sched = Scheduler(batch_units, episode, writer=writer, failures=failures,
+                          counters=counters, concurrency=a.concurrency,
+                          retry=RetryConfig(max_attempts=1))
+        outcome = await sched.run()
+        await writer.close()
+        await failures.close()
+        return outcome
+
+    if a.warmup:     # untimed: workers started, every city's columns loaded where they live
+        await batch("warmup", units[:a.warmup])
+    tool_calls = 0
     gc.collect()
     cpu0, t0 = time.process_time(), time.perf_counter()
-    outcome = await sched.run()
-    await writer.close()
+    outcome = await batch("timed", units)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
-    await failures.close()
     if runner is not None:
         runner.close()
     world.close()
@@ -167,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tools-per-turn", type=int, default=4)
     p.add_argument("--threads", type=int, default=4, help="tool workers (threads or processes)")
     p.add_argument("--repeat", type=int, default=1)
+    p.add_argument("--warmup", type=int, default=400,
+                   help="untimed episodes first (worker start, column loads)")
     p.add_argument("--modes", default="instant,threads,processes,inline")
     a = p.parse_args(argv)
     import uvloop

@@ -8,10 +8,11 @@ Which world a task uses:
 Nothing is simulated; `check` opens every world before any model engine starts and refuses a
 world of another generator or version.
 
-Tool calls run off the event loop: a `ToolRunner` answers them on a few worker threads, each
-with its own read-only connection to the world (SQLite releases the GIL while it searches),
-so a slow call never stalls the other episodes of the process. `TripOptions.tool_output`
-("text", the paper's lines; or "json") picks how answers are rendered.
+Tool calls run off the event loop: a `ToolRunner` answers them on worker threads (each with
+its own read-only connection to the world; SQLite and numpy release the GIL) or worker
+processes (`TripOptions.tool_runner`, `tool_workers`), so a slow call never stalls the other
+episodes of the process. `TripOptions.tool_output` ("text", the paper's lines; or "json")
+picks how answers are rendered.
 """
 
 from __future__ import annotations
@@ -164,7 +165,9 @@ class TripEpisodes:
         self.factory = factory
         self.options = options or TripOptions()
         self.worlds: dict[Path, World] = {}
-        self.runner = ToolRunner(threads or factory.threads)
+        kind = self.options.tool_runner
+        workers = threads or factory.threads or self.options.tool_workers
+        self.runner = ToolRunner(workers, kind) if kind != "inline" else None
 
     def world(self, task: Task) -> World:
         path = self.factory.world_path(task)
@@ -178,11 +181,14 @@ class TripEpisodes:
     def describe(self) -> dict[str, Any]:
         return {"kind": "tripbench", "state": "read-only generated world (SQLite)",
                 "simulated": False, "tools": list(TOOL_NAMES),
-                "tool_output": self.options.tool_output, "tool_threads": self.runner.threads,
+                "tool_output": self.options.tool_output,
+                "tool_runner": self.options.tool_runner,
+                "tool_workers": self.runner.workers if self.runner else 0,
                 "worlds": {str(p): dict(w.meta) for p, w in sorted(self.worlds.items())}}
 
     def close(self) -> None:
-        self.runner.close()
+        if self.runner is not None:
+            self.runner.close()
         for world in self.worlds.values():
             world.close()
         self.worlds.clear()
@@ -190,7 +196,8 @@ class TripEpisodes:
 
 class TripEnvironmentFactory:
     def __init__(self, world: str | os.PathLike[str] | None = None,
-                 threads: int = DEFAULT_THREADS) -> None:
+                 threads: int | None = None) -> None:
+        """`threads`: the tool workers of its runs (None: `TripOptions.tool_workers`)."""
         self.world = Path(world).resolve() if world is not None else None
         self.threads = threads
 

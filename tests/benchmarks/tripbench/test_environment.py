@@ -48,7 +48,8 @@ async def test_world_named_by_the_task_relative_to_its_file(tmp_path: Path,
     assert bad.content == "Error: no hotel with id 'H0'"
     described = env.describe()
     assert described["simulated"] is False and len(described["tools"]) == 18
-    assert (described["tool_output"], described["tool_threads"]) == ("text", 4)
+    assert (described["tool_output"], described["tool_runner"],
+            described["tool_workers"]) == ("text", "threads", 4)
     assert next(iter(described["worlds"].values()))["size"] == "small"
     env.close()
     assert env.worlds == {}
@@ -132,6 +133,14 @@ async def test_calls_run_off_the_event_loop_and_json_on_request(tmp_path: Path,
     assert ticks > 0
     assert len(env.runner._opened) == len(seen)          # a connection per worker thread
     env.close()
+    inline = await factory.open(EnvironmentRequest(
+        config=SimpleNamespace(options={"tool_runner": "inline"}),  # type: ignore[arg-type]
+        run_dir=tmp_path, taskset=SimpleNamespace(tasks=[_task("t1")])), None, "")  # type: ignore
+    assert inline.runner is None and inline.describe()["tool_workers"] == 0
+    out = await inline.episode(_task("t1")).call("get_city_center_coords",
+                                                 '{"city_name": "Suzhou"}')
+    assert out.content.startswith("Suzhou: ")
+    inline.close()
     with pytest.raises(BenchmarkError, match="tool_output"):
         factory.check(EnvironmentRequest(
             config=SimpleNamespace(options={"tool_output": "xml"}),  # type: ignore[arg-type]
