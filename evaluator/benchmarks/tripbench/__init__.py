@@ -23,7 +23,7 @@ from .cli import data_commands
 from .environment import ENVIRONMENT
 from .judging import RULES, RULES_VERSION, SECTION, judge_kinds, rules, score
 from .protocol import run_trip
-from .settings import PROFILES
+from .settings import PROFILES, TripOptions
 
 BENCHMARK = Benchmark(
     name="tripbench",
@@ -39,6 +39,7 @@ BENCHMARK = Benchmark(
     ok_terminations=("completed", "max_turns"),
     profiles=PROFILES,
     data_commands=data_commands,
+    options=TripOptions,
     description="long-horizon multi-turn trip planning over 18 tools on a generated world, "
                 "a user simulator driven by each task's dialogue graph; rule scoring "
                 "(Overall strict / loose)",

@@ -10,9 +10,10 @@ tokens) applied and cut a plan or a tool call short. Scoring is rule-based (no j
 `protocol.entry` is pinned to "" (the multi-turn protocol of the task's split), so a run that
 picks one of table 5's other protocols through it lists that as a deviation.
 
-`TripOptions`: the settings no generic config field holds (the `[options]` table of a run
-once the generic layer reads it; until then the defaults below, which are the paper's, and
-the protocol variants through `protocol.entry`, docs/tripbench_tasks.md).
+`TripOptions`: TRIP-Bench's own settings, the run config's `[options]` table (checked, completed
+with these defaults, which are the paper's; the paper profile names them, so a run that
+changes one lists it as a deviation). Table 5's protocols can also be picked with
+`protocol.entry` (docs/tripbench_tasks.md).
 """
 
 from __future__ import annotations
@@ -63,12 +64,15 @@ def options_of(holder: Any) -> TripOptions:
     return TripOptions()
 
 
+PAPER_OPTIONS = {k: v for k, v in msgspec.to_builtins(TripOptions()).items()
+                 if k not in ("tool_runner", "tool_workers")}
+"""The score-relevant options under the paper's values (where tool calls run changes no
+score, so it is not a deviation)."""
 PAPER: dict[str, Any] = {
     "protocol": {"max_turns": 15, "max_steps": 50, "entry": ""},
     "agent": {"sampling": {"temperature": 0.7, "max_tokens": None}},
     "user": {"sampling": {"temperature": 0.7, "max_tokens": None}},
+    "options": PAPER_OPTIONS,
 }
-PAPER_OPTIONS = msgspec.to_builtins(TripOptions())
-"""The `options` table of the paper profile, for when the generic layer reads `[options]`."""
 
 PROFILES = {"paper": PAPER}

@@ -49,6 +49,20 @@ def test_generate_run_judge_report(tmp_path):
                  "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
                           f"'X-Stub-Replies' = '{said}'}}",
                  "--judge", "--report", "--progress", "off", home=tmp_path)
+        # table 5's single-turn protocol through the run's [options]: a recorded deviation
+        one = _cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "1",
+                   "--subset", "mid", "--engine-url", stub.url, "--out", str(tmp_path / "runs"),
+                   "--name", "single", "--set", "options.protocol=single_turn",
+                   "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
+                            f"'X-Stub-Replies' = '{said}'}}",
+                   "--progress", "off", home=tmp_path)
+    assert one.returncode == 0, one.stderr[-3000:]
+    single = json.loads((tmp_path / "runs" / "single" / "episodes.jsonl").read_text())
+    assert single["extra"]["protocol"] == "single_turn" and single["n_user_turns"] == 1
+    assert single["termination"] == "completed"
+    manifest = json.loads((tmp_path / "runs" / "single" / "manifest.json").read_text())
+    assert manifest["deviations"]["options.protocol"] == {"profile": "multi_turn",
+                                                          "used": "single_turn"}
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "runs" / "tb"
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]

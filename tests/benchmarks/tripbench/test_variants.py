@@ -156,3 +156,27 @@ def test_options_and_the_paper_profile():
     assert PAPER["protocol"]["entry"] == ""            # another protocol is a deviation
     assert set(BENCHMARK.protocols) == {"easy", "mid", "hard"}
 
+
+
+def test_the_options_are_the_runs_options_table(tmp_path):
+    """`[options]` of a TRIP-Bench run: checked against TripOptions, completed with the paper's
+    values, a deviation when changed (where tool calls run is not one)."""
+    from evaluator.config import ConfigError, load_config, profile_deviations
+
+    def load(*items):
+        base = [("data.benchmark", "tripbench", "--set"), ("data.dataset", str(tmp_path),
+                                                            "--set")]
+        return load_config(None, [*base, *items])[0]
+
+    paper = load()
+    assert paper.profile == "paper" and options_of(paper.options) == TripOptions()
+    assert profile_deviations(paper) == {}
+    single = load(("options.protocol", "single_turn", "--set"),
+                  ("options.tool_workers", 8, "--set"))
+    assert options_of(single.options).protocol == "single_turn"
+    assert profile_deviations(single) == {
+        "options.protocol": {"profile": "multi_turn", "used": "single_turn"}}
+    with pytest.raises(ConfigError, match="options.tool_output"):
+        load(("options.tool_output", "xml", "--set"))
+    with pytest.raises(ConfigError, match="unknown key `options.protocl`"):
+        load(("options.protocl", "x", "--set"))
