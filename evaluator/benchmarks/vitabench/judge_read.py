@@ -201,7 +201,11 @@ def _container(text: str, i: int) -> tuple[Any, int]:
     candidates = []
     if in_str:
         candidates.append(span + '"' + _closers(stack))
-    candidates.append(span.rstrip().rstrip(",") + _closers(stack))
+    body = span.rstrip()
+    if not in_str and len(stack) > 1 and body.endswith(("{", "[")):  # an element just opened
+        body = body[:-1].rstrip()
+        stack = stack[:-1]
+    candidates.append(body.rstrip(",") + _closers(stack))
     if last_comma >= 0:
         candidates.append(text[i:last_comma] + _closers(stack))
     for candidate in candidates:
