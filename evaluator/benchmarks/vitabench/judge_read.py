@@ -65,6 +65,8 @@ def repair_loads(text: Any) -> Any:
         if (not comma and _same_shape(values[-1], value)) or not values[-1]:
             values.pop()  # a repeat of the previous value's shape, or an empty one: replaced
         values.append(value)
+    if not values:
+        raise Unreadable("no JSON in the answer")
     return values[0] if len(values) == 1 else values
 
 

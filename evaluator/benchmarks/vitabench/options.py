@@ -39,6 +39,7 @@ class VitaOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         empty answer keeps the states, anything else is a failed trial; one call per window).
         "tolerant": the project's parser (fenced or wrapped JSON, items matched by position,
         up to `judge.max_attempts` calls per window, a failed window keeps the states).
+        "reference" needs `rendering = "reference"`.
     trial_failures: what a failure the reference cannot go on from does (a request rejected
         for the context length, tool-call arguments that are not a JSON object, an empty user
         reply, a rejected request, a judge answer the reference reader cannot use). "rerun":
@@ -50,8 +51,8 @@ class VitaOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         so 4 attempts in all).
     empty_agent_attempts: an agent reply with neither text nor tool calls is asked again until
         this many attempts, then the episode ends `invalid_agent_message` and scores 0
-        without judging (the reference: 3). 0 = the agent loop's own rule
-        (`protocol.retry_empty_replies`).
+        without judging (the reference: 3). 0 = it is kept as an empty reply (under the
+        project rendering the agent loop's rule, `protocol.retry_empty_replies`, applies).
     limit_on_last_step: a stop on the very step that reaches `protocol.max_steps` ends the
         episode `max_steps` (scored 0), as the reference checks the limit after each step.
     """
@@ -73,6 +74,9 @@ class VitaOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         if not 0 <= self.empty_agent_attempts <= 100:
             raise ValueError(
                 f"empty_agent_attempts must be in 0..100, got {self.empty_agent_attempts}")
+        if self.judge_reader == "reference" and self.rendering != "reference":
+            raise ValueError("judge_reader = 'reference' needs rendering = 'reference' (the "
+                             "project's judge prompt asks for another answer format)")
 
     @property
     def reference(self) -> bool:
