@@ -20,7 +20,7 @@ from evaluator.prompt_sets import PromptSetError
 
 from .env import DatabaseCache, TaskDataError, VitaEnvironment, domains_for, parse_domains
 from .env.database import DOMAINS
-from .env.spec import tools_for
+from .env.spec import tool_schemas, tools_for
 
 CROSS_SUBSET = "cross_domain"
 
@@ -68,6 +68,7 @@ class VitaEpisodes:
         self.domains = domains
         self.overrides = overrides
         self.attempts = attempts or {}
+        self._schemas: dict[tuple[str, ...], list[dict[str, Any]]] = {}  # with overrides
 
     def episode(self, task: Task) -> VitaEnvironment:
         environment = task.extra.get("environment")
@@ -78,8 +79,14 @@ class VitaEpisodes:
             base = self.cache.get(task.task_id, environment, domains)
         except TaskDataError as exc:
             raise BenchmarkError(f"vitabench task {task.key}: {exc}") from None
+        schemas = None
+        if self.overrides is not None:  # built once per domain set, shared read-only
+            schemas = self._schemas.get(base.domains)
+            if schemas is None:
+                schemas = self._schemas[base.domains] = tool_schemas(base.domains,
+                                                                     self.overrides)
         return VitaEnvironment(base, id_seed=task.task_id, overrides=self.overrides,
-                               attempts=self.attempts)
+                               attempts=self.attempts, schemas=schemas)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "vitabench", "simulated": False,

@@ -118,7 +118,7 @@ async def test_each_window_sends_the_references_two_messages() -> None:
 
 @pytest.mark.parametrize("case", cases(len(RUBRICS)), ids=lambda c: c[0])
 async def test_canned_answers(case: tuple[str, list[str], tuple[Any, ...], int]) -> None:
-    name, answers, expected, calls = case
+    _, answers, expected, calls = case
     requests, j = await our_judgement(make_task(), make_record(), None, answers)
     assert len(requests) == calls
     if expected == ("rerun",):

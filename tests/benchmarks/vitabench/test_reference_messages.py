@@ -43,11 +43,11 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> PromptSet:
 
 def differences(ours: dict[str, list[Any]], theirs: dict[str, list[Any]]) -> list[str]:
     out = []
-    for role in ours:
-        if len(ours[role]) != len(theirs[role]):
-            out.append(f"{role}: {len(ours[role])} requests, reference {len(theirs[role])}")
+    for role, sent in ours.items():
+        if len(sent) != len(theirs[role]):
+            out.append(f"{role}: {len(sent)} requests, reference {len(theirs[role])}")
             continue
-        for i, (a, b) in enumerate(zip(ours[role], theirs[role], strict=True)):
+        for i, (a, b) in enumerate(zip(sent, theirs[role], strict=True)):
             if canonical(a["messages"]) != canonical(b["messages"]):
                 for j, (x, y) in enumerate(zip(canonical(a["messages"]),
                                                canonical(b["messages"]), strict=False)):

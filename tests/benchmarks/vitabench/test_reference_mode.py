@@ -184,7 +184,7 @@ async def test_a_failed_trial_is_played_again_then_dropped(failure: str, reason:
 
 
 async def test_a_rerun_succeeds_on_its_next_attempt() -> None:
-    task, env = _task()
+    task, _ = _task()
     agent = Scripted([_overflow(), say("###STOP###")])
     record = await run_episode(ctx(task, agent, Scripted([say("Hi"), say("Hi")])))
     assert record.termination == "agent_stop" and record.extra["trial_attempt"] == 2

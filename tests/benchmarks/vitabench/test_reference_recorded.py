@@ -40,7 +40,7 @@ def _table(headers: dict[str, str]) -> str:
 
 
 def _recorded(url: str) -> list[dict[str, Any]]:
-    with urllib.request.urlopen(f"{url}/stub/requests") as r:  # noqa: S310 - 127.0.0.1
+    with urllib.request.urlopen(f"{url}/stub/requests") as r:  # 127.0.0.1
         return [json.loads(x["body"]) for x in json.loads(r.read())]
 
 
@@ -102,9 +102,10 @@ def test_recorded_trajectories(ref: ReferenceRunner, tmp_path: Path, domain: str
     records = [json.loads(x) for x in (run_dir / "episodes.jsonl").read_text().splitlines()]
     judgements = {j["trajectory_hash"]: j for j in map(
         json.loads, (run_dir / "judgements.jsonl").read_text().splitlines())}
+    import msgspec
+
     from evaluator.judges.transcript import trajectory_hash
     from evaluator.records import EpisodeRecord
-    import msgspec
 
     compared = Counter()
     for rec in records:

@@ -119,7 +119,8 @@ class VitaEnvironment:
 
     def __init__(self, base: TaskDatabase, *, strict: bool = False,
                  overrides: Mapping[str, Mapping[str, Any]] | None = None,
-                 id_seed: str = "", attempts: Mapping[str, int] | None = None) -> None:
+                 id_seed: str = "", attempts: Mapping[str, int] | None = None,
+                 schemas: Sequence[dict[str, Any]] | None = None) -> None:
         self.base = base
         self.state = EpisodeState(base, id_seed=id_seed)
         self.strict = strict
@@ -130,8 +131,10 @@ class VitaEnvironment:
         # each episode gets its own list (what it does to the list reaches no other episode)
         # of the domain set's shared, read-only schema dicts (one copy per process, not per
         # live episode); description overrides build their own
-        schemas = (_shared_schemas(base.domains) if overrides is None
-                   else specs.tool_schemas(base.domains, overrides))
+        # `schemas`: these overrides' schemas, built once by the caller and shared
+        if schemas is None:
+            schemas = (_shared_schemas(base.domains) if overrides is None
+                       else specs.tool_schemas(base.domains, overrides))
         self._tools = ToolList(schemas)
 
     @classmethod
@@ -142,7 +145,8 @@ class VitaEnvironment:
     def fresh(self) -> VitaEnvironment:
         """A new episode over the same base database, with the same settings (a rerun)."""
         return VitaEnvironment(self.base, strict=self.strict, overrides=self._overrides,
-                               id_seed=self._id_seed, attempts=self._attempts)
+                               id_seed=self._id_seed, attempts=self._attempts,
+                               schemas=list(self._tools))
 
     def attempts_before(self, unit_key: str) -> int:
         """Attempts of the unit's trial already recorded by the run (its reruns: see
