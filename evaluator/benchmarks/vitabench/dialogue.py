@@ -160,20 +160,21 @@ async def _agent_reply(episode: Episode, steps: Steps, opts: VitaOptions) -> Cha
     if not opts.reference and msg.content:
         msg.content = msg.content.strip()
     if msg.tool_calls:
-        _fix_ids(episode, msg.tool_calls)
+        _fix_ids(episode, msg.tool_calls, opts)
         if opts.reference:
             _reserialise(msg.tool_calls, opts)
     episode.messages.append(msg)
     return msg
 
 
-def _fix_ids(episode: Episode, calls: list[ToolCall]) -> None:
-    """A call without an id, or with one used before in the message, gets `call_<step>_<i>`
-    (as the agent loop does; the reference would fail on a missing id)."""
+def _fix_ids(episode: Episode, calls: list[ToolCall], opts: VitaOptions) -> None:
+    """A call without an id gets `call_<step>_<i>` (the reference would fail on it), and so,
+    under the project rendering, does one with an id used before in the message (as the agent
+    loop does; the reference keeps such ids)."""
     step = episode.n_agent_calls - 1
     seen: set[str] = set()
     for i, call in enumerate(calls):
-        if not call.id or call.id in seen:
+        if not call.id or (call.id in seen and not opts.reference):
             call.id = f"call_{step}_{i}"
             episode.count("tool_call_ids_assigned")
         seen.add(call.id)

@@ -195,3 +195,61 @@ def test_import_without_bench_recognises_the_checkout(tmp_path: Path, home: Path
     assert manifest["benchmark"] == "vitabench"
     with pytest.raises(ImportFailed, match="exists: pass --force"):
         import_reference(ref)
+
+
+def test_honest_labels_of_a_paper_run(tmp_path: Path, home: Path) -> None:
+    """Under `paper`: the built-in prompts are the `prompts` deviation, an unedited import is
+    none, an option changed is one; the run's summary line says so."""
+    from evaluator import benchmarks
+    from evaluator.config import load_config
+    from evaluator.run.manifest import run_deviations
+    from evaluator.profiles import settings_summary
+
+    bench = benchmarks.get("vitabench")
+    config = load_config(None, [("data.dataset", "vitabench", "--data")])[0]
+    assert config.options["rendering"] == "reference" and config.judge.rubric_set == "union"
+    devs = run_deviations(config, bench, load_prompt_set("builtin", ROLES))
+    assert list(devs) == ["prompts"] and devs["prompts"]["used"] == "builtin"
+    out, _ = import_reference(make_checkout(tmp_path / "ref"), name="vita")
+    assert run_deviations(config, bench, load_prompt_set(out, ROLES)) == {}
+    assert settings_summary("paper", {}) == "profile paper; deviations: none"
+    changed = load_config(None, [("data.dataset", "vitabench", "--data"),
+                                 ("options.judge_reader", "tolerant", "--set")])[0]
+    devs = run_deviations(changed, bench, load_prompt_set(out, ROLES))
+    assert list(devs) == ["options.judge_reader"]
+
+
+def test_a_paper_run_with_the_import_lists_no_deviation(tmp_path: Path, home: Path) -> None:
+    """End to end against the stub: `prompts import`, then a paper run with the set and no
+    other change says `deviations: none`; with the built-in prompts it names them."""
+    import os
+    import subprocess
+    import sys
+
+    from perf.stub_server import start_stub
+
+    from .helpers import VITA_DATA
+
+    if not (VITA_DATA / "delivery" / "tasks_en.json").is_file():
+        pytest.skip(f"VitaBench data not present at {VITA_DATA}")
+    repo = Path(__file__).resolve().parents[3]
+    assert main(["prompts", "import", "--from", str(make_checkout(tmp_path / "ref"))]) == 0
+    environ = dict(os.environ, AGENTSWEEP_HOME=str(home))
+    environ["PYTHONPATH"] = str(repo) + os.pathsep + environ.get("PYTHONPATH", "")
+    headers = '{ "X-Stub-Mode" = "text", "X-Stub-Replies" = "Done. ###STOP###" }'
+    lines = {}
+    with start_stub("--mode", "text") as stub:
+        for prompts in ("vitabench", "builtin"):
+            cmd = [sys.executable, "-m", "evaluator.cli", "run", "--data", "vitabench",
+                   "--data-dir", str(VITA_DATA.parent), "--subset", "delivery", "--limit", "1",
+                   "--engine-url", stub.url, "--out", str(tmp_path / "runs"), "--name",
+                   prompts, "--progress", "off", "--set", f"prompts={prompts}",
+                   "--set", f"agent.endpoint.extra_headers={headers}"]
+            r = subprocess.run(cmd, cwd=repo, env=environ, capture_output=True, text=True,
+                               timeout=300, check=False)
+            assert r.returncode == 0, r.stderr
+            lines[prompts] = next(x.strip() for x in r.stdout.splitlines()
+                                  if "profile paper" in x)
+    assert lines["vitabench"] == "profile paper; deviations: none"
+    assert lines["builtin"].startswith("profile paper; deviations: prompts=builtin (paper: "
+                                       "the reference's, imported")
