@@ -202,8 +202,8 @@ def test_honest_labels_of_a_paper_run(tmp_path: Path, home: Path) -> None:
     none, an option changed is one; the run's summary line says so."""
     from evaluator import benchmarks
     from evaluator.config import load_config
-    from evaluator.run.manifest import run_deviations
     from evaluator.profiles import settings_summary
+    from evaluator.run.manifest import run_deviations
 
     bench = benchmarks.get("vitabench")
     config = load_config(None, [("data.dataset", "vitabench", "--data")])[0]
