@@ -57,19 +57,27 @@ class RoleSpec:
 @dataclass(frozen=True)
 class PromptRoles:
     """A benchmark's prompt roles: `$name` templates, optionally the tool simulator's prompt
-    (role "tool_simulator", `{name}` sections), and extra checks of a loaded set."""
+    (role "tool_simulator", `{name}` sections), and extra checks of a loaded set. `data`:
+    roles whose text is not a template but data the benchmark reads itself (e.g. tool
+    descriptions as JSON), role -> built-in file (None: an empty text); `check` validates
+    them."""
 
     templates: Mapping[str, RoleSpec]
     simulator: Path | None = None
     check: Callable[[PromptSet], None] | None = None
+    data: Mapping[str, Path | None] = field(default_factory=dict)
 
     @property
     def roles(self) -> tuple[str, ...]:
         """Every role; in a set directory the role's file is `<role>.txt`."""
-        return (*self.templates, *((SIMULATOR_ROLE,) if self.simulator else ()))
+        return (*self.templates, *self.data, *((SIMULATOR_ROLE,) if self.simulator else ()))
 
     def builtin_file(self, role: str) -> Path | None:
-        return self.simulator if role == SIMULATOR_ROLE else self.templates[role].builtin
+        if role == SIMULATOR_ROLE:
+            return self.simulator
+        if role in self.data:
+            return self.data[role]
+        return self.templates[role].builtin
 
 
 class PromptSetError(ValueError):

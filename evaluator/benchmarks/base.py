@@ -117,6 +117,8 @@ class JudgeSpec:
 
     kind: `Judgement.kind` (part of the judgement key; never rename it).
     version: (settings, prompt set) -> `Judgement.prompt_version` (part of the key).
+    options_version: (settings, prompt set, the benchmark's options) -> the same, for a judge
+        whose verdicts depend on the benchmark's `[options]`; used instead of `version`.
     run: judges one episode (async; for `rule` checks it may be plain) -> the Judgement; judge
         failures become a Judgement with `error`, infrastructure errors propagate.
     prompt_files: the built-in prompt files it uses, relative to the benchmark's package.
@@ -135,6 +137,14 @@ class JudgeSpec:
     audits: str = ""
     view_weighted: bool = False
     pass_threshold: float | None = None
+    options_version: Callable[[JudgeSettings, PromptSet | None, Any], str] | None = None
+
+    def prompt_version(self, settings: JudgeSettings, prompts: PromptSet | None,
+                       options: Any = None) -> str:
+        """The prompt version of a judgement made with these settings, prompts and options."""
+        if self.options_version is not None:
+            return self.options_version(settings, prompts, options)
+        return self.version(settings, prompts)
 
 
 class JudgementLookup(Protocol):
@@ -252,6 +262,9 @@ class Benchmark:
     data_commands: adds the benchmark's own data actions, `agentsweep data <name> ACTION`
         (e.g. generating a task set), to the argparse sub-parsers action it is given; each
         action's parser sets `func` ((args) -> exit code).
+    reruns: (run directory, the benchmark's options) -> unit keys whose last record the run
+        plays again on `--resume` (a benchmark whose reference reruns a trial after a failure
+        its judge finds; None: never).
     options: the type of its `[options]` table (a msgspec Struct with
         `forbid_unknown_fields=True`, every field defaulted and documented in its docstring as
         `name: what it does`); None = the benchmark takes no options. The defaults are what a
@@ -280,6 +293,7 @@ class Benchmark:
     description: str = ""
     domains: DomainsFn | None = None
     options: type | None = None
+    reruns: Callable[[Path, Any], set[str]] | None = None
 
     def __post_init__(self) -> None:
         if self.name != self.data.benchmark:

@@ -205,6 +205,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         raise SweepError(str(exc)) from None
     if request.check:
         done = finished_keys(run_dir) if request.resume else set()
+        if bench.reruns is not None:  # trials the benchmark plays again
+            done -= bench.reruns(run_dir, options)
         n = len(taskset.tasks) * config.trials
         return SweepResult(run_dir, EXIT_OK, f"check: OK: {len(taskset.tasks)} tasks x "
                            f"{config.trials} trials = {n} units ({len(done)} finished) of "
@@ -217,6 +219,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         raise SweepError(f"out: cannot make the run directory {run_dir}: "
                          f"{exc.strerror or exc}") from None
     done = finished_keys(run_dir, repair=True)
+    if bench.reruns is not None:  # trials the benchmark plays again
+        done -= bench.reruns(run_dir, options)
     units = make_units(config.name, taskset.tasks, config.trials, config.seed, skip=done)
     counters = Counters()
     counters.units_total = len(taskset.tasks) * config.trials
