@@ -1,7 +1,7 @@
 """Reports over one or more run directories: terminal table, report.md, report.html, report.json.
 
     runs = [load_run(d) for d in run_dirs]
-    report = build_report(runs)
+    report = build_report(runs)          # + a paired comparison of each run with the first
     paths = write_report(report, out_dir)
 """
 
@@ -12,6 +12,7 @@ from pathlib import Path
 
 import msgspec
 
+from evaluator.report.compare import Comparison, compare_all
 from evaluator.report.load import ReportInputError, RunInput, load_run
 from evaluator.report.render_html import render_html
 from evaluator.report.render_text import render_markdown, render_terminal
@@ -32,15 +33,16 @@ class Report(msgspec.Struct):
 
     created: str
     runs: list[RunSummary]
+    comparisons: list[Comparison] = msgspec.field(default_factory=list)  # runs[i>0] vs runs[0]
 
     def terminal(self) -> str:
-        return render_terminal(self.runs)
+        return render_terminal(self.runs, self.comparisons)
 
     def markdown(self) -> str:
-        return render_markdown(self.runs, self.created)
+        return render_markdown(self.runs, self.created, self.comparisons)
 
     def html(self) -> str:
-        return render_html(self.runs, self.created)
+        return render_html(self.runs, self.created, self.comparisons)
 
 
 def _unique_labels(runs: list[RunInput]) -> None:
@@ -55,16 +57,22 @@ def _unique_labels(runs: list[RunInput]) -> None:
 
 
 def build_report(
-    runs: list[RunInput], *, n_boot: int = 1000, seed: int = 0, backend: str = "auto"
+    runs: list[RunInput], *, n_boot: int = 1000, seed: int = 0, backend: str = "auto",
+    compare: bool = True, n_perm: int = 10000,
 ) -> Report:
-    """Summarise each run (labels made unique) for side-by-side comparison."""
+    """Summarise each run (labels made unique) for side-by-side comparison; with `compare`,
+    every run after the first is compared with the first over their shared tasks (paired
+    bootstrap interval, `n_perm` sign-flip permutations; evaluator/report/compare.py)."""
     if not runs:
         raise ValueError("build_report: no runs given")
     _unique_labels(runs)
     created = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+    comparisons = compare_all(runs, n_boot=n_boot, n_perm=n_perm, seed=seed,
+                              backend=backend) if compare else []
     return Report(
         created=created,
         runs=[summarize_run(r, n_boot=n_boot, seed=seed, backend=backend) for r in runs],
+        comparisons=comparisons,
     )
 
 
