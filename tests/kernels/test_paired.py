@@ -59,6 +59,11 @@ def test_columns_nan_tasks_and_shapes() -> None:
     assert one.diff.shape == (1,) and one.diff[0] == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="differ in shape"):
         paired_difference(a, b[:3])
+    two = paired_difference(np.array([1.0, 0.5]), np.array([0.0, 0.0]), n_boot=50,
+                            backend="numpy")  # two tasks: the widest level, still below 1
+    assert two.low[0] == pytest.approx(0.5) and two.high[0] == pytest.approx(1.0)
+    single = paired_difference(np.array([1.0]), np.array([0.5]), n_boot=50, backend="numpy")
+    assert single.diff[0] == 0.5 and np.isnan(single.low[0])  # no interval from one task
     empty = paired_difference(np.zeros((0, 2)), np.zeros((0, 2)), n_boot=10, backend="numpy")
     assert np.isnan(empty.diff).all() and np.isnan(empty.p_value).all()
 
