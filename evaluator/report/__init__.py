@@ -3,20 +3,25 @@
     runs = [load_run(d) for d in run_dirs]
     report = build_report(runs)          # + a paired comparison of each run with the first
     paths = write_report(report, out_dir)
+
+The summary and renderers (numpy, the kernels) are imported when a report is built, not with
+this package: benchmark packages import `evaluator.report.tables` at start-up, and a run does
+not need numpy for that.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from evaluator.report.compare import Comparison, compare_all
 from evaluator.report.load import ReportInputError, RunInput, load_run
-from evaluator.report.render_html import render_html
-from evaluator.report.render_text import render_markdown, render_terminal
-from evaluator.report.summary import RunSummary, summarize_run
+
+if TYPE_CHECKING:
+    from evaluator.report.compare import Comparison
+    from evaluator.report.summary import RunSummary
 
 __all__ = [
     "Report",
@@ -36,12 +41,18 @@ class Report(msgspec.Struct):
     comparisons: list[Comparison] = msgspec.field(default_factory=list)  # runs[i>0] vs runs[0]
 
     def terminal(self) -> str:
+        from evaluator.report.render_text import render_terminal
+
         return render_terminal(self.runs, self.comparisons)
 
     def markdown(self) -> str:
+        from evaluator.report.render_text import render_markdown
+
         return render_markdown(self.runs, self.created, self.comparisons)
 
     def html(self) -> str:
+        from evaluator.report.render_html import render_html
+
         return render_html(self.runs, self.created, self.comparisons)
 
 
@@ -63,6 +74,9 @@ def build_report(
     """Summarise each run (labels made unique) for side-by-side comparison; with `compare`,
     every run after the first is compared with the first over their shared tasks (paired
     bootstrap interval, `n_perm` sign-flip permutations; evaluator/report/compare.py)."""
+    from evaluator.report.compare import compare_all
+    from evaluator.report.summary import summarize_run
+
     if not runs:
         raise ValueError("build_report: no runs given")
     _unique_labels(runs)
