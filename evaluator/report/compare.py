@@ -223,8 +223,10 @@ def _task_warnings(run: RunInput, base: RunInput, subsets: list[SubsetComparison
                    ) -> list[str]:
     out = []
     for s in subsets:
-        if s.subset != "all" and not s.shared_tasks and (s.only_run or s.only_baseline):
-            who = run.label if s.only_run else base.label
+        in_run = s.shared_tasks + s.unscored + s.only_run
+        in_base = s.shared_tasks + s.unscored + s.only_baseline
+        if not (in_run and in_base):
+            who = run.label if in_run else base.label
             out.append(f"{s.subset}: only {who} has it; not compared")
             continue
         parts = []

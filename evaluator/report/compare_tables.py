@@ -79,6 +79,10 @@ def comparison_plot(c: Comparison) -> str | None:
                                  [p.diff for p in pts], [p.low for p in pts],
                                  [p.high for p in pts]))
     top = min(1.0, top * 1.1)
-    return line_chart(f"{c.run} − {c.baseline}: Δpass@k, Δpass^k vs k (all)", series,
+
+    def short(label: str) -> str:
+        return label if len(label) <= 24 else label[:23] + "…"
+
+    return line_chart(f"Δpass@k, Δpass^k vs k: {short(c.run)} − {short(c.baseline)}", series,
                       x_label="k", y_label="difference", y_range=(-top, top),
                       kind="paired-diff", hline=0.0)

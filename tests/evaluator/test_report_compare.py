@@ -164,3 +164,12 @@ def _true_diff(delta: float) -> float:
         return (np.clip(mu[:, None] + 0.15 * x[None, :], 0, 1) * w).sum(axis=1)
 
     return float(np.mean(mean_clipped(q + delta) - mean_clipped(q)))
+
+
+def test_a_subset_both_have_but_none_scored_in_one() -> None:
+    a = [_unit("a", "s", f"t{t}", 0, 1.0) for t in range(3)]
+    b = [_unit("b", "s", f"t{t}", 0, None) for t in range(3)]  # every judgement failed
+    c = compare_runs(_run("a", a), _run("b", b), n_boot=50, backend="numpy")
+    assert c.warnings == [("all: the runs do not share every task (3 without a scored trial in "
+                          "one of them): compared on the 0 tasks both scored")]
+    assert c.subset("all").metrics[0].diff is None
