@@ -26,14 +26,13 @@ import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
 
-from evaluator.judges.transcript import trajectory_hash
-from evaluator.records import EpisodeRecord, UnitId
-from evaluator.run.results import UNDECODABLE
+if TYPE_CHECKING:
+    from evaluator.records import EpisodeRecord
 
 INDEX_DIR = ".view"
 INDEX_FILE = "index.npz"
@@ -46,8 +45,22 @@ FILES = {"episodes": "episodes.jsonl", "judgements": "judgements.jsonl",
          "failures": "failures.jsonl", "journal": "journal.jsonl"}
 
 
+class _Unit(msgspec.Struct):
+    """A record's unit (evaluator.records.UnitId): the records' modules are imported only to
+    index, not to open a run whose index is saved."""
+
+    task: str
+    trial: int
+    run: str = ""
+    seed: int = 0
+
+    @property
+    def key(self) -> str:
+        return f"{self.task}#{self.trial}"
+
+
 class _Judgement(msgspec.Struct):
-    unit: UnitId
+    unit: _Unit
     trajectory_hash: str = ""
     kind: str = ""
     judge_model: str = ""
@@ -57,7 +70,7 @@ class _Judgement(msgspec.Struct):
 
 
 class _Failure(msgspec.Struct):
-    unit: UnitId
+    unit: _Unit
     kind: str = ""
     at: float = 0.0
 
@@ -194,7 +207,8 @@ class RunIndex:
         self.meta[source] = {"size": 0, "head": ""}
         self.bad_by[source] = 0
 
-    def _row_episode(self, off: int, line: bytes, r: EpisodeRecord) -> tuple:
+    def _row_episode(self, off: int, line: bytes, r: EpisodeRecord,
+                     trajectory_hash: Callable[[EpisodeRecord], str]) -> tuple:
         u = r.unit
         p = c = k = 0
         for usage in r.usage.values():
@@ -230,13 +244,21 @@ class RunIndex:
                 u.prompt_tokens, u.completion_tokens)
 
     def _parsers(self) -> dict[str, tuple[msgspec.json.Decoder, Callable[..., tuple]]]:
-        return {"episodes": (msgspec.json.Decoder(EpisodeRecord), self._row_episode),
+        from functools import partial
+
+        from evaluator.judges.transcript import trajectory_hash
+        from evaluator.records import EpisodeRecord
+
+        return {"episodes": (msgspec.json.Decoder(EpisodeRecord),
+                             partial(self._row_episode, trajectory_hash=trajectory_hash)),
                 "judgements": (msgspec.json.Decoder(_Judgement), self._row_judgement),
                 "failures": (msgspec.json.Decoder(_Failure), self._row_failure),
                 "journal": (msgspec.json.Decoder(_Journaled), self._row_journal)}
 
     def _extend(self, source: str, path: Path, start: int) -> int:
         """Index complete lines from byte `start`; return the offset after the last one."""
+        from evaluator.run.results import UNDECODABLE
+
         decoder, row = self._parsers()[source]
         rows: list[tuple] = []
         end = start

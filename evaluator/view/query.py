@@ -81,6 +81,7 @@ class RunView:
         t1 = time.perf_counter()
         self.timings["index"] = t1 - t0
         if not self._load_table():
+            self._live = self.is_live()
             self.refresh(force=True)
         self.timings["table"] = time.perf_counter() - t1
 
@@ -142,17 +143,19 @@ class RunView:
     def _load_table(self) -> bool:
         """The saved table of exactly these files, threshold and liveness (its rules taken
         on trust until `check_rules`); False when there is none."""
-        self._live = self.is_live()
         saved = self.index.load_extra(TABLE)
         if saved is None:
             return False
         info, arrays = saved
         rules = ViewRules.from_dict(info.get("rules"))
-        if rules is None or {k: info.get(k) for k in self._table_key()} != self._table_key():
+        if rules is None or (self.rules is not None and rules != self.rules):
             return False
-        if self.rules is not None and rules != self.rules:
+        self.v = arrays  # liveness counts the table's episodes
+        self._live = self.is_live()
+        if {k: info.get(k) for k in self._table_key()} != self._table_key():
+            self.v = {}
             return False
-        self.rules, self.v = rules, arrays
+        self.rules = rules
         self._gen = self.index.generation
         self._builds += 1
         self._ranks, self._sorted = {}, {}

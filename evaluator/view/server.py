@@ -103,6 +103,7 @@ class Viewer:
     def __init__(self, views: list[RunView]) -> None:
         self.views = views
         self.by_rid = {v.rid: v for v in views}
+        self.listed = False  # a list page was served (the rules check waits for it)
 
     def view(self, rid: str | None) -> RunView:
         if not rid and self.views:
@@ -136,6 +137,7 @@ class Viewer:
                             q=params.get("q", ""), sort=params.get("sort", "#"),
                             desc=params.get("desc") in ("1", "true"))
         total = len(positions)
+        self.listed = True
         return {"run": v.rid, "generation": v.generation, "total": total,
                 "all": len(v.v["key"]), "page": page, "per": per,
                 "pages": max(1, -(-total // per)), "summary": summary(v, positions),
@@ -177,12 +179,17 @@ class Viewer:
             "trials": [brief(v, j) for j in v.trials_of(i)], "other_runs": others,
         }
 
-    async def check_rules(self) -> None:
+    async def check_rules(self, wait_s: float = 5.0) -> None:
         """The tables opened from their saved copies were built with the rules saved with
-        them: compare with the registry's (imported off the event loop) and rebuild those
-        that differ."""
+        them: compare with the registry's (imported off the event loop, once the first list
+        page was served or after `wait_s`, so the imports do not slow that page) and rebuild
+        those that differ."""
         import asyncio
 
+        for _ in range(int(wait_s / 0.05)):
+            if self.listed:
+                break
+            await asyncio.sleep(0.05)
         fresh = await asyncio.to_thread(ViewRules.from_registry)
         for v in self.views:
             v.check_rules(fresh)
