@@ -290,6 +290,31 @@ def modified_files(ps: PromptSet) -> list[str]:
     return out
 
 
+NOT_REFERENCE_NOTE = "not the reference's prompts; scores are not comparable with the paper"
+REFERENCE_PROMPTS = "the reference's, imported (agentsweep prompts import)"
+
+
+def prompt_deviation(ps: PromptSet | None, benchmark: str) -> dict[str, Any] | None:
+    """The `prompts` deviation of a run whose profile is the reference's (`paper`) and whose
+    benchmark has an importer of the reference's prompts: None when `ps` is a set imported
+    from the reference for `benchmark` and unedited since; else {"profile", "used", "note"}."""
+    if ps is None or ps.builtin:
+        used = BUILTIN
+    else:
+        made_for = ps.manifest.get("benchmark")
+        source = ps.manifest.get("source")
+        edited = modified_files(ps)
+        if not isinstance(source, dict) or not source:
+            used = f"{ps.label} (not written by `agentsweep prompts import`)"
+        elif made_for and made_for != benchmark:
+            used = f"{ps.label} (imported for {made_for})"
+        elif edited:
+            used = f"{ps.label} (edited since the import: {', '.join(edited)})"
+        else:
+            return None
+    return {"profile": REFERENCE_PROMPTS, "used": used, "note": NOT_REFERENCE_NOTE}
+
+
 def list_sets(roles: Callable[[Path], PromptRoles | None],
               root: Path | None = None) -> list[tuple[str, Path, PromptSet | None, str]]:
     """(name, directory, the set or None, error) for every directory under `root`; `roles`

@@ -17,7 +17,11 @@ The pieces, in the order an episode meets them:
   score, as the benchmark's paper aggregates them;
 - `report`: the benchmark's own report section (`ReportSection`);
 - `profiles`, `config_aliases`, `prompts`: its settings profiles, old config keys it still
-  accepts, and its prompt roles (for prompt sets).
+  accepts, and its prompt roles (for prompt sets);
+- `options`: its own settings, the run config's `[options]` table (a msgspec Struct type whose
+  defaults are the project's behaviour; its `paper` profile sets the reference's), handed to
+  its protocols (`ProtocolSettings.options`), judges (`JudgeInput.options`) and scoring
+  (`ScoreContext.options`) as one Struct.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ class JudgeInput:
     client: Any = None
     model: str = ""
     audited: Judgement | None = None
+    options: Any = None
 
 
 class Unjudgeable(Exception):
@@ -144,6 +149,7 @@ class JudgementLookup(Protocol):
 class ScoreContext:
     settings: JudgeSettings
     prompts: PromptSet | None = None
+    options: Any = None  # the benchmark's options Struct (Benchmark.read_options)
 
 
 # ------------------------------------------------------------------ report
@@ -169,6 +175,20 @@ class ReportSection:
     plots: Callable[[list[tuple[str, Any]]], list[str]] = lambda runs: []
     judge_lines: Callable[[Any], list[str]] = lambda summary: []
     episodes: bool = False
+
+
+class BenchmarkOptions:
+    """A run config's `[options]` table, read once per benchmark into its options Struct
+    (`Benchmark.read_options`): what judge pools and scoring hand each record's benchmark."""
+
+    def __init__(self, table: Mapping[str, Any] | None) -> None:
+        self.table = dict(table or {})
+        self._read: dict[str, Any] = {}
+
+    def of(self, bench: Benchmark) -> Any:
+        if bench.name not in self._read:
+            self._read[bench.name] = bench.read_options(self.table)
+        return self._read[bench.name]
 
 
 # ------------------------------------------------------------------ domains
@@ -232,6 +252,12 @@ class Benchmark:
     data_commands: adds the benchmark's own data actions, `agentsweep data <name> ACTION`
         (e.g. generating a task set), to the argparse sub-parsers action it is given; each
         action's parser sets `func` ((args) -> exit code).
+    options: the type of its `[options]` table (a msgspec Struct with
+        `forbid_unknown_fields=True`, every field defaulted and documented in its docstring as
+        `name: what it does`); None = the benchmark takes no options. The defaults are what a
+        run gets without a profile (old run directories too); profiles set other values
+        (`options.NAME` keys), and a run that differs from its profile lists each as a
+        deviation.
     """
 
     name: str
@@ -253,6 +279,7 @@ class Benchmark:
     data_commands: Callable[[Any], None] | None = None
     description: str = ""
     domains: DomainsFn | None = None
+    options: type | None = None
 
     def __post_init__(self) -> None:
         if self.name != self.data.benchmark:
@@ -264,6 +291,22 @@ class Benchmark:
             if spec.audits and spec.audits not in self.judges:
                 raise ValueError(f"benchmark {self.name!r}: judge {kind!r} audits unknown "
                                  f"kind {spec.audits!r}")
+
+    def read_options(self, table: Mapping[str, Any] | None) -> Any:
+        """The benchmark's options Struct from a run config's `[options]` table (None or {}:
+        the defaults; None when the benchmark has no options). Raises BenchmarkError naming
+        the field for a value its type refuses."""
+        if self.options is None:
+            if table:
+                raise BenchmarkError(f"options: {self.title} takes no options, got "
+                                     f"{', '.join(sorted(table))}")
+            return None
+        import msgspec
+
+        try:
+            return msgspec.convert(dict(table or {}), self.options, strict=True)
+        except msgspec.ValidationError as exc:
+            raise BenchmarkError(f"options of {self.title}: {exc}") from None
 
     @property
     def subsets(self) -> tuple[str, ...]:

@@ -182,6 +182,7 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any],
               overrides: dict[str, Any] | None = None) -> dict[str, str]:
     """`overrides`: judge settings changed after the run (listed with the deviations)."""
     from evaluator.judges.overrides import describe
+    from evaluator.profiles import describe_deviations
 
     info: dict[str, str] = {}
     later = describe(overrides or {})
@@ -195,8 +196,7 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any],
         info["profile"] = profile
         devs = manifest.get("deviations")
         devs = devs if isinstance(devs, dict) else {}
-        lines = [f"{k}={_short(v.get('used'))} ({profile}: {_short(v.get('profile'))})"
-                 for k, v in sorted(devs.items()) if isinstance(v, dict)]
+        lines = describe_deviations(profile, devs)
         info["deviations"] = "; ".join(lines + later) or "none"
     elif manifest:
         info["profile"] = "none (run written before settings profiles)"
@@ -248,6 +248,14 @@ def _prompt_set(manifest: dict[str, Any]) -> Any:
         return None
 
 
+def _options(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's `[options]` table (None: a run written before options, or unreadable:
+    each benchmark's defaults)."""
+    resolved = manifest.get("resolved_config")
+    options = resolved.get("options") if isinstance(resolved, dict) else None
+    return options if isinstance(options, dict) else None
+
+
 def _load_plugins(manifest: dict[str, Any]) -> None:
     """The benchmarks the run's config names (`plugins`), so that its records are scored."""
     resolved = manifest.get("resolved_config")
@@ -268,10 +276,6 @@ def _judge_overrides(run_dir: Path) -> dict[str, Any]:
         return read_overrides(run_dir)
     except OverrideError as exc:
         raise ReportInputError(str(exc)) from None
-
-
-def _short(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _config_threshold(config: dict[str, Any]) -> float | None:
@@ -341,7 +345,7 @@ def load_run(
             scoring = None
         if scoring is not None and hasattr(scoring, "score_run"):
             scores = list(scoring.score_run(run_dir, _judge_settings(config),
-                                            _prompt_set(manifest)))
+                                            _prompt_set(manifest), _options(manifest)))
             source = "evaluator.scoring"
     if scores is None:
         scores = scores_from_judgements(run_dir, episodes, threshold)

@@ -70,6 +70,7 @@ async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoi
         # judge calls queue behind every episode's requests: rollouts stay depth-first
         clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
     pool = JudgePool(run_dir, config.judge, client=clients, prompts=prompts,
+                     options=config.options,
                      tasks={t.key: t for t in taskset.tasks},
                      tool_schemas={taskset.benchmark: taskset.tool_schemas})
     await pool.start()

@@ -27,6 +27,7 @@ from bench_data.types import Task
 from evaluator.benchmarks.base import Benchmark, BenchmarkError, EnvironmentRequest
 from evaluator.config import ConfigError, RunConfig, load_config
 from evaluator.config_check import check_output_dir
+from evaluator.profiles import settings_summary
 from evaluator.protocols.base import EpisodeContext, ProtocolSettings
 from evaluator.records import EpisodeRecord, UnitId
 from evaluator.run.domains import resolve_domains
@@ -39,6 +40,7 @@ from evaluator.run.manifest import (
     read_manifest,
     record_end,
     record_start,
+    run_deviations,
 )
 from evaluator.run.progress import Counters, Summary, progress_task
 from evaluator.run.resources import (
@@ -186,6 +188,13 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         raise SweepError(str(exc)) from None
     taskset, bench, domains = _tasks(config)
     prompt_set = _prompt_set(config.prompts, bench)
+    try:
+        options = bench.read_options(config.options)
+    except BenchmarkError as exc:
+        raise SweepError(str(exc)) from None
+    deviations = (manifest.deviations if manifest is not None
+                  else run_deviations(config, bench, prompt_set))
+    settings_line = "  " + settings_summary(config.profile, deviations)
     protocols = _protocols(config, bench, taskset.tasks)
     env_request = EnvironmentRequest(config=config, run_dir=run_dir, taskset=taskset,
                                      prompts=prompt_set)
@@ -199,7 +208,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         n = len(taskset.tasks) * config.trials
         return SweepResult(run_dir, EXIT_OK, f"check: OK: {len(taskset.tasks)} tasks x "
                            f"{config.trials} trials = {n} units ({len(done)} finished) of "
-                           f"{taskset.benchmark}; run directory {run_dir}; nothing started")
+                           f"{taskset.benchmark}; run directory {run_dir}; nothing started\n"
+                           + settings_line)
 
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -237,7 +247,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                 env_request, AdmittedChat(sim, journal=config.journal), sim.model)
         environment = res.environment or _NoTools()
         record_start(run_dir, config, text, request.overrides, manifest, taskset, infos,
-                     len(done), environment, _prompt_info(prompt_set), domains)
+                     len(done), environment, _prompt_info(prompt_set), domains, deviations)
         judge = None
         if request.judge:
             judge_eps = [resolve_endpoint(ep, engine_url, engine_model, slow)
@@ -251,6 +261,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             abstain_tags=tuple(p.abstain_tags), language=p.language, layout=p.layout,
             stop_at_abstain_tag=p.stop_at_abstain_tag,
             retry_empty_replies=p.retry_empty_replies, prompts=prompt_set,
+            options=options,
         )
         agent_ep, user_ep = roles["agent"], roles["user"]
 
@@ -330,6 +341,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             write_call_log(run_dir, res.roles)
     text_summary = summary.render(wall_s=time.monotonic() - started, counters=counters,
                                   failures=outcome.failed, run_dir=str(run_dir))
+    text_summary += "\n" + settings_line
     if judged:
         text_summary += "\n" + judged
     if outcome.interrupted:
