@@ -123,7 +123,10 @@ class Browser:
                              f"{await self.eval('document.body.innerText.slice(0, 2000)')}")
 
     async def goto(self, url: str, view: str) -> None:
-        """Navigate; wait for the viewer's `view` (or, with "", for the page to load)."""
+        """Navigate; wait for the viewer's `view` (or, with "", for the page to load). The
+        marker is cleared first: a navigation that only changes the hash keeps the page, whose
+        old view would otherwise satisfy the wait before the new one is drawn."""
+        await self.eval("document.body && (document.body.dataset.view = 'navigating')")
         await self.send("Page.navigate", url=url)
         if view:
             await self.wait(f"document.body && document.body.dataset.view === {json.dumps(view)}")
@@ -343,6 +346,10 @@ async def test_static_export_from_disk(run_dir: Path, tmp_path: Path) -> None:
         page = (out / "index.html").as_uri()
         await browser.goto(page, "list")
         assert await browser.eval("document.querySelectorAll('table.list tbody tr').length") >= 8
+        # the score summary, computed in the page from the exported rows
+        total = await browser.eval("document.getElementById('count').innerText.split(' ')[0]")
+        assert await browser.eval("[...document.querySelectorAll('table.summary-table tr')]"
+                                  ".pop().cells[1].innerText") == total
         await browser.click('tr[data-key="travelbench/single_turn/st-001#0"] a.ep', "episode")
         assert PWN in await browser.eval("document.getElementById('main').innerText")
         await browser.goto(page + "#/list?q=west%20lake&failed=1", "list")
