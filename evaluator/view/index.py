@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import numpy as np
 
+from evaluator.view.lines import Failure, Journaled, JudgementLine
+
 if TYPE_CHECKING:
     from evaluator.records import EpisodeRecord
 
@@ -43,54 +45,6 @@ SAVE_EVERY_S = 30.0
 SOURCES = ("episodes", "judgements", "failures", "journal")
 FILES = {"episodes": "episodes.jsonl", "judgements": "judgements.jsonl",
          "failures": "failures.jsonl", "journal": "journal.jsonl"}
-
-
-class _Unit(msgspec.Struct):
-    """A record's unit (evaluator.records.UnitId): the records' modules are imported only to
-    index, not to open a run whose index is saved."""
-
-    task: str
-    trial: int
-    run: str = ""
-    seed: int = 0
-
-    @property
-    def key(self) -> str:
-        return f"{self.task}#{self.trial}"
-
-
-class _Judgement(msgspec.Struct):
-    unit: _Unit
-    trajectory_hash: str = ""
-    kind: str = ""
-    judge_model: str = ""
-    score: float | None = None
-    error: str | None = None
-    created_at: float = 0.0
-
-
-class _Failure(msgspec.Struct):
-    unit: _Unit
-    kind: str = ""
-    at: float = 0.0
-
-
-class _Usage(msgspec.Struct):
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-class _Response(msgspec.Struct):
-    usage: _Usage = msgspec.field(default_factory=_Usage)
-
-
-class _Journaled(msgspec.Struct):
-    """A line of journal.jsonl (evaluator/run/journal.py): what the list needs of it."""
-
-    u: str
-    i: int = 0
-    r: str = ""
-    resp: _Response = msgspec.field(default_factory=_Response)
 
 
 I8, I4, F8 = np.int64, np.int32, np.float64
@@ -224,18 +178,18 @@ class RunIndex:
                 self.code(r.termination), u.trial, p, c, k, len(r.tool_calls), terr, serr, hits,
                 dur, r.infra_retries, r.finished_at, r.started_at)
 
-    def _row_judgement(self, off: int, line: bytes, r: _Judgement) -> tuple:
+    def _row_judgement(self, off: int, line: bytes, r: JudgementLine) -> tuple:
         score = float("nan") if r.score is None else float(r.score)
         err = 1 if (r.error or r.score is None) else 0
         return (off, len(line), key_hash(r.unit.key), hash_id(r.trajectory_hash),
                 self.code(r.kind), self.code(r.judge_model), score, err, r.created_at)
 
-    def _row_failure(self, off: int, line: bytes, r: _Failure) -> tuple:
+    def _row_failure(self, off: int, line: bytes, r: Failure) -> tuple:
         bench, subset, task_id = split_task(r.unit.task)
         return (off, len(line), key_hash(r.unit.key), self.code(r.unit.task), self.code(task_id),
                 self.code(bench), self.code(subset), r.unit.trial, self.code(r.kind), r.at)
 
-    def _row_journal(self, off: int, line: bytes, r: _Journaled) -> tuple:
+    def _row_journal(self, off: int, line: bytes, r: Journaled) -> tuple:
         task, _, trial = r.u.rpartition("#")
         bench, subset, task_id = split_task(task)
         u = r.resp.usage
@@ -251,9 +205,9 @@ class RunIndex:
 
         return {"episodes": (msgspec.json.Decoder(EpisodeRecord),
                              partial(self._row_episode, trajectory_hash=trajectory_hash)),
-                "judgements": (msgspec.json.Decoder(_Judgement), self._row_judgement),
-                "failures": (msgspec.json.Decoder(_Failure), self._row_failure),
-                "journal": (msgspec.json.Decoder(_Journaled), self._row_journal)}
+                "judgements": (msgspec.json.Decoder(JudgementLine), self._row_judgement),
+                "failures": (msgspec.json.Decoder(Failure), self._row_failure),
+                "journal": (msgspec.json.Decoder(Journaled), self._row_journal)}
 
     def _extend(self, source: str, path: Path, start: int) -> int:
         """Index complete lines from byte `start`; return the offset after the last one."""
