@@ -93,7 +93,7 @@ class RunView:
         self._checked = now
         self.index.refresh()
         live = self.is_live()
-        if force or self.index.generation != self._gen or live != self._live:
+        if not self.v or self.index.generation != self._gen or live != self._live:
             self._live = live
             self._build()
             self._gen = self.index.generation
