@@ -18,6 +18,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -154,7 +155,7 @@ def run_view(args: argparse.Namespace) -> int:
 
 
 async def serve(viewer, host: str, port: int, *, stop: asyncio.Event | None = None,
-                on_listen=None) -> None:
+                on_listen: Callable[[], None] | None = None) -> None:
     """Serve until `stop` is set (or SIGINT / SIGTERM); print the URL once listening; then
     check the saved tables' rules against the registry's (`Viewer.check_rules`)."""
     from aiohttp import web
