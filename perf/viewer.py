@@ -10,11 +10,19 @@ warm:
   cold   no index yet: the server indexes the JSONL files once (and saves RUN_DIR/.view)
   warm   the saved index and table are loaded; what every later opening of the run costs
 
-and reports, per start: seconds from process start to the first page received as a browser
+and, interleaved so that a busy machine weighs on them alike, `--warm` times each of:
+
+  view     warm, started with only the `view` subcommand's parser (what the command costs
+           when the CLI imports just the command it runs: evaluator/cli/__init__.py)
+  rebuild  warm index, the saved table removed: the table is built and every benchmark
+           imported for its rules (every warm start before the table was saved)
+
+It reports, per start: seconds from process start to the first page received as a browser
 asks for it (the page, its script, /api/runs, then the first /api/list page), the server's
 RSS after it, then the latency of a page sorted by score, of one episode, of a text search
-over every conversation, and the RSS after all that. A second table breaks each first page
-down (the viewer prints its steps' wall-clock times with AGENTSWEEP_VIEW_TIMINGS=1):
+over every conversation, and the RSS after all that; then the medians of the warm kinds with
+their ratios, measured side by side. A second table breaks each first page down (the viewer
+prints its steps' wall-clock times with AGENTSWEEP_VIEW_TIMINGS=1):
 
   cli       process start to the view command: the interpreter, `evaluator.cli` and the
             parser of the subcommands
@@ -35,6 +43,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -121,13 +130,30 @@ def _breakdown(err: str, start: float, page_at: float) -> dict[str, float]:
             "listen": marks["listen"] - marks["opened"], "page": page_at - marks["listen"]}
 
 
-def measure(run: Path) -> dict[str, float]:
+VIEW_ONLY = """import sys
+from evaluator.cli import OneLineParser
+from evaluator.cli import view
+parser = OneLineParser(prog="agentsweep")
+view.register(parser.add_subparsers(dest="command"))
+args = parser.parse_args(["view", sys.argv[1]])
+sys.exit(args.func(args))
+"""
+
+
+def measure(run: Path, kind: str = "warm") -> dict[str, float]:
+    """One start of the viewer (`kind`: cold, warm, view, rebuild; module doc)."""
     env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
                AGENTSWEEP_VIEW_TIMINGS="1")
+    if kind == "cold":
+        shutil.rmtree(run / ".view", ignore_errors=True)
+    elif kind == "rebuild":
+        (run / ".view" / "table.npz").unlink(missing_ok=True)
+    cmd = ([sys.executable, "-c", VIEW_ONLY, str(run)] if kind == "view"
+           else [sys.executable, "-m", "evaluator.cli", "view", str(run)])
     wall0 = time.time()
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "evaluator.cli", "view", str(run)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         m = re.search(r"http://\S+/", line)
@@ -165,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
           f"{'RSS MB':>7} {'sort s':>7} {'episode s':>9} {'search s (hits)':>15} "
           f"{'RSS after MB':>12}")
     breakdown: list[tuple[int, str, dict[str, float]]] = []
+    summary: list[tuple[int, dict[str, float]]] = []
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             run = root / f"run-{n}"
@@ -172,17 +199,26 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(run)
             write_s, size = write_run(run, n)
             print(f"# wrote {n} episodes ({size / 2**20:.0f} MiB) in {write_s:.1f}s", flush=True)
-            for start in ("cold", *["warm"] * args.warm):
-                r = measure(run)
+            firsts: dict[str, list[float]] = {}
+            for start in ("cold", *["warm", "view", "rebuild"] * args.warm):
+                r = measure(run, start)
+                firsts.setdefault(start, []).append(r["first_page_s"])
                 print(f"{n:>9} {size / 2**20:>8.0f} {start:>5} {r['first_page_s']:>12.2f} "
                       f"{r['opened_s']:>9.2f} {r['rss_first_mb']:>7.0f} {r['sort_s']:>7.3f} "
                       f"{r['episode_s']:>9.3f} {r['search_s']:>11.2f} ({r['hits']}) "
                       f"{r['rss_after_mb']:>12.0f}",
                       flush=True)
                 breakdown.append((n, start, {**r["steps"], "total": r["first_page_s"]}))
+            med = {k: statistics.median(v) for k, v in firsts.items()}
+            summary.append((n, med))
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
+    print("\nmedian first page, s (side by side)  warm   view  rebuild  rebuild/warm  "
+          "warm/view")
+    for n, med in summary:
+        print(f"{n:>35} {med['warm']:>6.2f} {med['view']:>6.2f} {med['rebuild']:>8.2f} "
+              f"{med['rebuild'] / med['warm']:>13.2f}x {med['warm'] / med['view']:>9.2f}x")
     print("\nwhere the first page's seconds go (module doc):")
     print(f"{'episodes':>9} {'start':>5} " + " ".join(f"{k:>8}" for k in (*STEPS, "total")))
     for n, start, steps in breakdown:

@@ -114,8 +114,13 @@ class RunView:
                 continue
         else:
             return False
-        done = int(np.count_nonzero(self.v["src"] == 0)) if self.v else 0
-        return self.total is None or done < self.total
+        if self.total is None:
+            return True
+        if self.v:
+            done = int(np.count_nonzero(self.v["src"] == 0))
+        else:  # before the table is built: the units the episodes file has
+            done = len(np.unique(self.index.cols["episodes"]["key"]))
+        return done < self.total
 
     def _rules(self) -> ViewRules:
         if self.rules is None:

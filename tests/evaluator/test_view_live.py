@@ -149,3 +149,19 @@ def test_a_directory_of_runs_opens_every_run(tmp_path: Path,
     assert [r["label"] for r in runs] == ["a", "b"]
     assert main(["view", "--export", str(tmp_path / "out2"), str(root / "notes")]) == 2
     assert "no run directory in it either" in capsys.readouterr().err
+
+
+def test_a_complete_run_just_written_reuses_its_table(run: Path, monkeypatch) -> None:  # noqa: F811
+    """Files written seconds ago, every unit done: not live, before the table exists too (its
+    first table was built as live and never matched again, so every opening imported every
+    benchmark)."""
+    (run / "manifest.json").write_text(json.dumps({"run": "r", "n_tasks": 6, "trials": 2}))
+    first = open_runs([run])[0]
+    assert not first._live and not first.progress()["live"]
+
+    def no_registry() -> ViewRules:
+        raise AssertionError("the saved table should have been used")
+
+    monkeypatch.setattr(ViewRules, "from_registry", staticmethod(no_registry))
+    again = open_runs([run])[0]
+    assert again.rows(again.query()) == first.rows(first.query())
