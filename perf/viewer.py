@@ -18,10 +18,11 @@ and, interleaved so that a busy machine weighs on them alike, `--warm` times eac
            imported for its rules (every warm start before the table was saved)
 
 It reports, per start: seconds from process start to the first page received as a browser
-asks for it (the page, its script, /api/runs, then the first /api/list page), the server's
-RSS after it, then the latency of a page sorted by score, of one episode, of a text search
+asks for it (the page, its script, /api/runs, then the first /api/list page), the viewer
+process's CPU seconds by then (user + system: its own work, which a busy machine stretches
+less than the wall time), the server's RSS after it, then the latency of a page sorted by score, of one episode, of a text search
 over every conversation, and the RSS after all that; then the medians of the warm kinds with
-their ratios, measured side by side. A second table breaks each first page down (the viewer
+their ratios (wall and CPU), measured side by side. A second table breaks each first page down (the viewer
 prints its steps' wall-clock times with AGENTSWEEP_VIEW_TIMINGS=1):
 
   cli       process start to the view command: the interpreter, `evaluator.cli` and the
@@ -164,7 +165,10 @@ def measure(run: Path, kind: str = "warm") -> dict[str, float]:
             _get(base + path)
         first = time.perf_counter() - t0
         page_at = wall0 + first
-        rss_first = psutil.Process(proc.pid).memory_info().rss
+        server = psutil.Process(proc.pid)
+        rss_first = server.memory_info().rss
+        cpu = server.cpu_times()
+        cpu_first = cpu.user + cpu.system  # the viewer's own work, whatever else runs
         sort_s, _ = _get(base + "api/list?sort=score&desc=1&page=3")
         ep_s, _ = _get(base + "api/episode?key=travelbench%2Fsingle_turn%2Ftask-000000%233")
         search_s, body = _get(base + "api/list?q=EPISODE%2012345%3A")  # case-insensitive
@@ -174,7 +178,8 @@ def measure(run: Path, kind: str = "warm") -> dict[str, float]:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     opened = re.search(r"opened in ([\d.]+)s", err)
-    return {"first_page_s": first, "opened_s": float(opened.group(1)) if opened else float("nan"),
+    return {"first_page_s": first, "cpu_s": cpu_first,
+            "opened_s": float(opened.group(1)) if opened else float("nan"),
             "rss_first_mb": rss_first / 2**20, "sort_s": sort_s, "episode_s": ep_s,
             "search_s": search_s, "hits": hits, "rss_after_mb": rss_after / 2**20,
             "steps": _breakdown(err, wall0, page_at)}
@@ -187,11 +192,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dir", type=Path, default=None, help="where to write the runs (a temp dir)")
     args = ap.parse_args(argv)
     root = args.dir or Path(tempfile.mkdtemp(prefix="viewer-perf-"))
-    print(f"{'episodes':>9} {'file MB':>8} {'start':>5} {'first page s':>12} {'opened s':>9} "
+    print(f"{'episodes':>9} {'file MB':>8} {'start':>5} {'first page s':>12} {'cpu s':>6} "
+          f"{'opened s':>9} "
           f"{'RSS MB':>7} {'sort s':>7} {'episode s':>9} {'search s (hits)':>15} "
           f"{'RSS after MB':>12}")
     breakdown: list[tuple[int, str, dict[str, float]]] = []
-    summary: list[tuple[int, dict[str, float]]] = []
+    summary: list[tuple[int, dict[str, float], dict[str, float]]] = []
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             run = root / f"run-{n}"
@@ -200,25 +206,28 @@ def main(argv: list[str] | None = None) -> int:
             write_s, size = write_run(run, n)
             print(f"# wrote {n} episodes ({size / 2**20:.0f} MiB) in {write_s:.1f}s", flush=True)
             firsts: dict[str, list[float]] = {}
+            cpus: dict[str, list[float]] = {}
             for start in ("cold", *["warm", "view", "rebuild"] * args.warm):
                 r = measure(run, start)
                 firsts.setdefault(start, []).append(r["first_page_s"])
+                cpus.setdefault(start, []).append(r["cpu_s"])
                 print(f"{n:>9} {size / 2**20:>8.0f} {start:>5} {r['first_page_s']:>12.2f} "
-                      f"{r['opened_s']:>9.2f} {r['rss_first_mb']:>7.0f} {r['sort_s']:>7.3f} "
+                      f"{r['cpu_s']:>6.2f} {r['opened_s']:>9.2f} {r['rss_first_mb']:>7.0f} {r['sort_s']:>7.3f} "
                       f"{r['episode_s']:>9.3f} {r['search_s']:>11.2f} ({r['hits']}) "
                       f"{r['rss_after_mb']:>12.0f}",
                       flush=True)
                 breakdown.append((n, start, {**r["steps"], "total": r["first_page_s"]}))
             med = {k: statistics.median(v) for k, v in firsts.items()}
-            summary.append((n, med))
+            summary.append((n, med, {k: statistics.median(v) for k, v in cpus.items()}))
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
-    print("\nmedian first page, s (side by side)  warm   view  rebuild  rebuild/warm  "
+    print("\nmedian first page (side by side)      warm   view  rebuild  rebuild/warm  "
           "warm/view")
-    for n, med in summary:
-        print(f"{n:>35} {med['warm']:>6.2f} {med['view']:>6.2f} {med['rebuild']:>8.2f} "
-              f"{med['rebuild'] / med['warm']:>13.2f}x {med['warm'] / med['view']:>9.2f}x")
+    for n, med, cpu in summary:
+        for what, m in (("wall s", med), ("viewer CPU s", cpu)):
+            print(f"{n:>9} {what:>25} {m['warm']:>6.2f} {m['view']:>6.2f} {m['rebuild']:>8.2f} "
+                  f"{m['rebuild'] / m['warm']:>13.2f}x {m['warm'] / m['view']:>9.2f}x")
     print("\nwhere the first page's seconds go (module doc):")
     print(f"{'episodes':>9} {'start':>5} " + " ".join(f"{k:>8}" for k in (*STEPS, "total")))
     for n, start, steps in breakdown:
