@@ -18,6 +18,7 @@ places `$time`/`$context` itself gets them there instead of the appended `agent_
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 from string import Template
 
@@ -105,6 +106,50 @@ JUDGE_DIMENSIONS: dict[str, list[str]] = {
 """The rubric judge's dimensions per subset (paper section 4)."""
 
 
+_DATA_ROLES: dict[str, str | None] = {
+    # the tool list the judges are shown (a JSON array of OpenAI tools; empty: the agent's)
+    "judge_tools": None,
+    # the tool list the tool simulator takes descriptions and schemas from (empty: the agent's)
+    "tool_simulator_tools": None,
+    # the error texts of the sandbox (tool_errors.py)
+    "tool_errors": "tool_errors.json",
+}
+"""Roles that hold data (JSON) rather than prompt text: `$`-templates without placeholders,
+read with `substitute()` (`$$` is a dollar) and checked when a set is loaded."""
+
+
+def _check_data(ps: PromptSet) -> None:
+    from .tool_errors import CatalogueError, parse_catalogue
+
+    def where(role: str) -> str:
+        if ps.path is not None:
+            return str(ps.path / f"{role}.txt")
+        return str(PROMPT_DIR / (_DATA_ROLES[role] or f"<builtin {role}>"))
+
+    for role in ("judge_tools", "tool_simulator_tools"):
+        text = ps.templates[role].substitute()
+        if not text.strip():
+            continue
+        try:
+            tools = json.loads(text)
+        except ValueError as exc:
+            raise PromptSetError(f"{where(role)}: not JSON: {exc}") from None
+        if not isinstance(tools, list) or not all(
+                isinstance(t, dict) and isinstance(t.get("function"), dict)
+                and isinstance(t["function"].get("name"), str) for t in tools):
+            raise PromptSetError(f"{where(role)}: expected a JSON array of tools "
+                                 '({"type": "function", "function": {"name": ...}})')
+    try:
+        parse_catalogue(ps.templates["tool_errors"].substitute(), where("tool_errors"))
+    except CatalogueError as exc:
+        raise PromptSetError(str(exc)) from None
+
+
+def _check_set(ps: PromptSet) -> None:
+    _check_dimensions(ps)
+    _check_data(ps)
+
+
 def _check_dimensions(ps: PromptSet) -> None:
     """A rubric template that places `$dimensions` needs every dimension's `## name` section."""
     defined = ps.sections("judge_dimensions")
@@ -125,9 +170,11 @@ PROMPT_ROLES = PromptRoles(
            for name, (req, opt) in _PLACEHOLDERS.items()},
         **{name: RoleSpec(req, opt, PROMPT_DIR / f if f else None)
            for name, (req, opt, f) in _JUDGE_ROLES.items()},
+        **{name: RoleSpec(builtin=PROMPT_DIR / f if f else None)
+           for name, f in _DATA_ROLES.items()},
     },
     simulator=SIMULATOR_PROMPT,
-    check=_check_dimensions,
+    check=_check_set,
 )
 """Every role of a TravelBench prompt set (docs/prompts.md)."""
 PROTOCOL_ROLES = tuple(_PLACEHOLDERS)
