@@ -13,6 +13,11 @@ language) goes:
 Templates use `string.Template` syntax (`$name`); literal dollars are written `$$`. A template
 must use its required placeholders and may use its optional ones (an agent system prompt that
 places `$time`/`$context` itself gets them there instead of the appended `agent_background`).
+
+`options.rendering` (options.py): "project" strips the templates' final newlines, the context's
+surrounding whitespace, and writes "(none)" for an empty context, the intent or the query for an
+empty intent and "(no particular preferences)" for an empty profile; "reference" renders as
+the reference does, `str.format` of its text as it is with the task's fields as they are.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from evaluator.prompt_sets import (
     placeholders,
 )
 from evaluator.protocols.base import ProtocolSettings
+
+from .options import reference_rendering
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
 SIMULATOR_PROMPT = Path(__file__).resolve().parents[3] / "cache_store" / "prompts" / \
@@ -85,7 +92,7 @@ def templates_digest(templates: dict[str, Template]) -> str:
 
 
 _RUBRIC_FIELDS = frozenset({"dimensions", "context", "query", "tools", "interaction_note",
-                            "example"})
+                            "example", "answer_format"})
 # judge role -> (placeholders it must use, placeholders it may use, built-in file or None)
 _JUDGE_ROLES: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {
     "judge_system": (frozenset(), frozenset(), None),  # empty: no system message
@@ -96,7 +103,8 @@ _JUDGE_ROLES: dict[str, tuple[frozenset[str], frozenset[str], str | None]] = {
     "judge_dimensions": (frozenset(), frozenset(), "travel_dimensions.txt"),  # `## name`
     "judge_meta_system": (frozenset(), frozenset(), None),
     "judge_meta": (frozenset({"conversation", "ratings"}),
-                   frozenset({"context", "query", "tools", "reasoning"}), "travel_meta.txt"),
+                   frozenset({"context", "query", "tools", "reasoning", "answer_format",
+                              "scale_note"}), "travel_meta.txt"),
 }
 JUDGE_DIMENSIONS: dict[str, list[str]] = {
     "single_turn": ["reasoning_planning", "summarization_extraction", "presentation"],
@@ -182,6 +190,9 @@ PROTOCOL_ROLES = tuple(_PLACEHOLDERS)
 TEMPLATES = load_templates()
 PROMPT_DIGEST = templates_digest(TEMPLATES)
 """Content hash of the prompt files: changes whenever any prompt text changes."""
+RAW_TEMPLATES = {name: Template((PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8"))
+                 for name in _PLACEHOLDERS}
+"""The built-in files as they are (final newlines kept), for the reference's rendering."""
 
 
 def _templates(settings: ProtocolSettings | None) -> dict[str, Template]:
@@ -196,6 +207,20 @@ def prompt_digest(settings: ProtocolSettings) -> str:
     """What records carry as `extra.prompt_digest`: the content hash of the templates used."""
     templates = _templates(settings)
     return PROMPT_DIGEST if templates is TEMPLATES else templates_digest(templates)
+
+
+def _reference(settings: ProtocolSettings | None) -> bool:
+    return settings is not None and reference_rendering(settings.options)
+
+
+def _template(settings: ProtocolSettings, role: str) -> Template:
+    """A protocol role's template; with the reference's rendering its text as it is."""
+    if not _reference(settings):
+        return _templates(settings)[role]
+    prompts = settings.prompts
+    if prompts is None or prompts.builtin:
+        return RAW_TEMPLATES[role]
+    return Template(prompts.texts[role])
 
 
 def _has_cjk(text: str) -> bool:
@@ -214,19 +239,20 @@ def travel_of(task: Task) -> TravelBenchTask:
     return task.payload_as(TravelBenchTask)
 
 
-def _context(travel: TravelBenchTask) -> str:
-    return travel.context.strip() or "(none)"
+def _context(travel: TravelBenchTask, reference: bool = False) -> str:
+    return travel.context if reference else travel.context.strip() or "(none)"
 
 
 def prompt_version(settings: ProtocolSettings) -> str:
     """What records carry as `extra.prompt_version`: the prompt rules' version + the layout
-    (+ `<name>@<digest>` of a prompt set other than the built-in one)."""
-    base = f"{PROMPT_VERSION}+{settings.layout}"
+    (+ "ref-render" with the reference's rendering, + `<name>@<digest>` of a prompt set other
+    than the built-in one)."""
+    base = f"{PROMPT_VERSION}+{settings.layout}" + ("+ref-render" if _reference(settings) else "")
     return base if settings.prompts is None else settings.prompts.version(base)
 
 
 def _situation(travel: TravelBenchTask, settings: ProtocolSettings) -> dict[str, str]:
-    return {"time": travel.time, "context": _context(travel),
+    return {"time": travel.time, "context": _context(travel, _reference(settings)),
             "language": reply_language(travel, settings)}
 
 
@@ -236,7 +262,7 @@ def agent_system_prompt(kind: str, task: Task, settings: ProtocolSettings) -> st
     Layout "prefix": the same for every task. Layout "reference": with the task's situation,
     in place when the template has `$time`/`$context`, else `agent_background` appended.
     """
-    template = _templates(settings)[f"agent_{kind}"]
+    template = _template(settings, f"agent_{kind}")
     fields = {"tag": settings.abstain_tags[0]} if kind == "unsolvable" else {}
     placed = _SITUATION.intersection(template.get_identifiers())
     if settings.layout == "prefix":
@@ -250,7 +276,8 @@ def agent_system_prompt(kind: str, task: Task, settings: ProtocolSettings) -> st
     text = template.substitute(fields, **situation)
     if placed:
         return text
-    return f"{text}\n\n{_templates(settings)['agent_background'].substitute(situation)}"
+    background = _template(settings, "agent_background").substitute(situation)
+    return f"{text.rstrip(chr(10))}\n\n{background}"
 
 
 def agent_first_message(task: Task, settings: ProtocolSettings) -> str:
@@ -259,8 +286,8 @@ def agent_first_message(task: Task, settings: ProtocolSettings) -> str:
     travel = travel_of(task)
     if settings.layout == "reference":
         return travel.query
-    return _templates(settings)["agent_situation"].substitute(query=travel.query,
-                                                   **_situation(travel, settings))
+    return _template(settings, "agent_situation").substitute(query=travel.query,
+                                                            **_situation(travel, settings))
 
 
 def step_limit_reply(settings: ProtocolSettings | None = None) -> str:
@@ -271,11 +298,16 @@ def step_limit_reply(settings: ProtocolSettings | None = None) -> str:
 def user_system_prompt(task: Task, settings: ProtocolSettings) -> str:
     """The user simulator's system prompt (hidden intent and profile; never shown to the agent)."""
     travel = travel_of(task)
-    return _templates(settings)["user_simulator"].substitute(
+    if _reference(settings):  # the task's fields as they are
+        intent, profile = travel.intent, travel.user_profile or ""
+    else:
+        intent = travel.intent.strip() or travel.query
+        profile = (travel.user_profile or "").strip() or "(no particular preferences)"
+    return _template(settings, "user_simulator").substitute(
         time=travel.time,
-        context=_context(travel),
-        intent=travel.intent.strip() or travel.query,
-        profile=(travel.user_profile or "").strip() or "(no particular preferences)",
+        context=_context(travel, _reference(settings)),
+        intent=intent,
+        profile=profile,
         query=travel.query,
         finish_marker=settings.finish_marker,
         language=reply_language(travel, settings),
