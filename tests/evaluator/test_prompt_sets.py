@@ -73,6 +73,13 @@ class FakeAssistant:
             return Message(content="Fake apology: out of steps.")
         except Exception as e:
             return Message(content=f"Fake error {e}")
+
+    def _handle_tool_calls(self, message, state):
+        try:
+            result = run()
+        except Exception as e:
+            result = ToolMessage(content=f"Fake failure {str(e)}", error=True)
+        return result
 ''',
     "travelbench/simulators/user_simulator.py": '''
 class FakeUser:
@@ -124,7 +131,9 @@ TOOLS_SCHEMAS = []
 
 
 def make_checkout(root: Path, packed: bool = False) -> Path:
-    for rel, text in FAKE.items():
+    from .fake_travelbench_ref import files
+
+    for rel, text in {**FAKE, **files()}.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")

@@ -43,7 +43,7 @@ PROMPT_DIR = Path(__file__).with_name("prompts")
 SIMULATOR_PROMPT = Path(__file__).resolve().parents[3] / "cache_store" / "prompts" / \
     "tool_simulator_v1.txt"
 """The cached sandbox's tool-simulator prompt (the built-in set's `tool_simulator` role)."""
-PROMPT_VERSION = "travelbench-protocols/3"
+PROMPT_VERSION = "travelbench-protocols/4"
 """Version of the prompt rules; records carry `prompt_version(settings)` = this + the layout."""
 
 _SITUATION = frozenset({"time", "context", "language"})

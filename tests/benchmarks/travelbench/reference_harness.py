@@ -19,7 +19,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -80,7 +80,7 @@ class _Completions:
 class FakeOpenAI:
     """What the reference's code uses of `openai.OpenAI`, answering from a script."""
 
-    registry: dict[str, FakeOpenAI] = {}
+    registry: ClassVar[dict[str, FakeOpenAI]] = {}
 
     def __init__(self, api_key: str = "", base_url: str = "", timeout: Any = None) -> None:
         self.requests: list[dict[str, Any]] = []

@@ -182,14 +182,14 @@ SCENARIOS: dict[str, tuple[list[Any], list[str]]] = {
         Turn(None, [("c1", "travel_search_flights",
                      '{"origin": "北京市", "destination": "上海市", "date": "2025-10-28"}')]),
         Turn("我先查一下。", [("c2", "travel_search_trains",
-                              '{"origin": "火星市", "destination": "上海", "date": "2025-10-28",'
-                              ' "days": 3}'),
+                              ('{"origin": "火星市", "destination": "上海", "date": "2025-10-28",'
+                              ' "days": 3}')),
                              ("c3", "map_search_places", '{"query": "火锅", "region": "朝阳区"}')]),
         Turn("", [("c4", "weather_current_conditions", '{"location": "北京市", "time": "now"}'),
                   ("c5", "web_search", '{"query": "故宫"}'),
                   ("c6", "web_search", '{"query": "x", "page": 2}')]),
-        Turn(None, [("c7", "map_compute_routes", '{"origin": "39.9,116.4", "destination": '
-                     '"31.2,121.5", "traffic_aware": "yes"}'),
+        Turn(None, [("c7", "map_compute_routes", ('{"origin": "39.9,116.4", "destination": '
+                     '"31.2,121.5", "traffic_aware": "yes"}')),
                     ("c8", "travel_search_hotels", '{"city": "北京"}'),
                     ("c9", "weather_forecast_days", '{"location": "北京", "date": "2025/10/30"'),
                     ("c10", "map_search_ranking_list", "{}")]),
@@ -329,7 +329,7 @@ def test_simulator_prompt_with_examples_for_every_tool(ref, prompts):
 
     sim_tools = {t["function"]["name"]: t["function"] for t in simulator_tools(prompts)}
     rng = random.Random(5)
-    for tool in sim_tools:
+    for tool, function in sim_tools.items():
         args = {"query": "火锅", "zeta": [1, {"b": 2, "a": "东"}], "alpha": rng.random()}
         params = json.dumps(args, sort_keys=True, ensure_ascii=False)
         examples = [(json.dumps({"q": f"例{i}", "n": i}, ensure_ascii=False),
@@ -337,7 +337,7 @@ def test_simulator_prompt_with_examples_for_every_tool(ref, prompts):
         want = ref.tool_sim._build_simulation_prompt(
             tool, ref.simulator.pick_tools_by_name(ref.simulator.TOOLS_SCHEMAS, [tool])[0],
             json.loads(params), examples)
-        got = build_messages(sim_tools[tool], args, examples, "x", prompts.simulator_sections,
+        got = build_messages(function, args, examples, "x", prompts.simulator_sections,
                              parameters="python")
         assert as_json(got) == as_json(ref.client_messages(want)), tool
 
@@ -363,17 +363,17 @@ RUBRIC_ANSWERS = [
     _xml(["较差", "一般", "较好"], fence=True),
     "分析如下：\n" + _xml(["优秀", "优秀", "一般"]) + "\n以上。",
     "分析如下：<reasoning_planning><rating>较好</rating></reasoning_planning>",
-    f"<response><{RP}><reasoning>缺少闭合<rating>较好</rating></{RP}>"
-    f"<{SE}><reasoning>x</reasoning></{SE}><{PR}><rating>一般</rating></{PR}></response>",
-    f"<response><{RP}><reasoning>x</reasoning><rating>较好</rating></{RP}>"
-    f"<{SE}><reasoning>y</reasoning><rating>一般",
-    f"<response><{RP}><reasoning>a<b>粗体</b>b</reasoning><rating>优秀</rating></{RP}>"
-    "</response>",
+    (f"<response><{RP}><reasoning>缺少闭合<rating>较好</rating></{RP}>"
+    f"<{SE}><reasoning>x</reasoning></{SE}><{PR}><rating>一般</rating></{PR}></response>"),
+    (f"<response><{RP}><reasoning>x</reasoning><rating>较好</rating></{RP}>"
+    f"<{SE}><reasoning>y</reasoning><rating>一般"),
+    (f"<response><{RP}><reasoning>a<b>粗体</b>b</reasoning><rating>优秀</rating></{RP}>"
+    "</response>"),
     f"<response><{PR}><reasoning>x</reasoning><rating>较好</rating></{SE}></{PR}></response>",
     '{"reasoning_planning": {"reasoning": "x", "rating": "较好"}}',
     _xml(["一般", "一般", "一般"]) + _xml(["优秀", "优秀", "优秀"]),
-    f"<response><{RP}><reasoning><![CDATA[a < b & c]]></reasoning><rating>较差</rating>"
-    f"</{RP}></response>",
+    (f"<response><{RP}><reasoning><![CDATA[a < b & c]]></reasoning><rating>较差</rating>"
+    f"</{RP}></response>"),
     "",
     "<response></response>",
 ]
@@ -435,8 +435,7 @@ async def _ours_score(case: list[tuple], options: TravelBenchOptions) -> float:
     for i, (ratings, meta, calls, errors, amp) in enumerate(case):
         record = _record(i, calls, errors)
         reasoning = "参数 & 来源" if amp else "理由"
-        answer = (_xml(ratings, reasoning) if options.judge_answers == "reference" else
-                  _xml(ratings, reasoning))
+        answer = _xml(ratings, reasoning)
         rubric = await judge_rubric(record, None, ScriptedChat(lambda m, a=answer: a), "m", js,
                                     None, None, None, options)
         judgements.append(rubric)
@@ -452,8 +451,8 @@ async def _ours_score(case: list[tuple], options: TravelBenchOptions) -> float:
 
 
 def _record(i: int, calls: int, errors: int) -> EpisodeRecord:
-    from evaluator.records import ToolCallRecord
     from backends.types import ChatMessage
+    from evaluator.records import ToolCallRecord
 
     return EpisodeRecord(
         unit=UnitId(run="r", task=f"travelbench/single_turn/w{i}", trial=0, seed=1),

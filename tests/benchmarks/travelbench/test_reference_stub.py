@@ -60,7 +60,7 @@ JUDGE_REPLY = (_answer(JUDGE_DIMENSIONS["multi_turn"]) + " <meta_evaluation><rea
 
 
 def _requests(root: str) -> list[dict[str, Any]]:
-    with urllib.request.urlopen(root + "/stub/requests") as r:  # noqa: S310 - 127.0.0.1 stub
+    with urllib.request.urlopen(root + "/stub/requests") as r:
         return [json.loads(x["body"]) for x in json.loads(r.read())]
 
 
@@ -88,12 +88,12 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         sets = [
             "prompts=\"tb\"",
             f"agent.endpoint={{ base_url = \"{agent.url}\", extra_headers = {toml(headers)} }}",
-            f"user.endpoint={{ base_url = \"{user.url}\", extra_headers = "
-            f"{toml({'X-Stub-Replies': '好的，就这样||' + FINISH})} }}",
-            f"tool_simulator.endpoint={{ base_url = \"{tool.url}\", extra_headers = "
-            f"{toml({'X-Stub-Replies': TOOL_TEXT})} }}",
-            f"judge.endpoints=[{{ base_url = \"{judge.url}\", extra_headers = "
-            f"{toml({'X-Stub-Replies': JUDGE_REPLY})} }}]",
+            (f"user.endpoint={{ base_url = \"{user.url}\", extra_headers = "
+            f"{toml({'X-Stub-Replies': '好的，就这样||' + FINISH})} }}"),
+            (f"tool_simulator.endpoint={{ base_url = \"{tool.url}\", extra_headers = "
+            f"{toml({'X-Stub-Replies': TOOL_TEXT})} }}"),
+            (f"judge.endpoints=[{{ base_url = \"{judge.url}\", extra_headers = "
+            f"{toml({'X-Stub-Replies': JUDGE_REPLY})} }}]"),
         ]
         cmd = [sys.executable, "-m", "evaluator.cli", "run", "--data", str(DATA), "--limit", "3",
                "--trials", "1", "--out", str(tmp), "--name", "rec", "--judge", "--progress",
