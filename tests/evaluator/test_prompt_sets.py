@@ -309,7 +309,8 @@ def test_protocols_use_the_set(imported):
     user = prompting.user_system_prompt(task, s)
     assert "Write [Finish Conversation] at the end." in user and "Intent: Know the weather" in user
     assert prompting.step_limit_reply(s) == "Fake apology: out of steps."
-    assert prompting.prompt_version(s) == f"{prompting.PROMPT_VERSION}+reference+{imported.label}"
+    assert prompting.prompt_version(s) == (f"{prompting.PROJECT_PROMPT_VERSION}+reference+"
+                                           f"{imported.label}")
     assert prompting.prompt_digest(s) != prompting.PROMPT_DIGEST
     assert prompting.step_limit_reply() != "Fake apology: out of steps."  # built-in untouched
 

@@ -48,8 +48,9 @@ def validator(request: EnvironmentRequest) -> tuple[Validator, dict[str, Any]]:
         regions, info = regions_for(s.adcode_table, names, **adcode_args(request))
     except AdcodeTableError as exc:
         raise BenchmarkError(f"sandbox: {exc}") from None
-    return partial(validate, mode=s.validation, regions=regions,
-                   texts=_catalogue(request)), {"validation": s.validation, **info}
+    return partial(validate, mode=s.validation, regions=regions, texts=_catalogue(request),
+                   reference=reference_rendering(run_options(request))), {
+        "validation": s.validation, **info}
 
 
 def texts(request: EnvironmentRequest) -> SandboxTexts:

@@ -19,7 +19,7 @@ from typing import Any
 
 from evaluator.prompt_import import ImportFailed, parse_source
 
-from .tool_errors import FIELDS, builtin, dump_catalogue
+from .tool_errors import ALIASES, FIELDS, builtin, dump_catalogue
 
 REPOSITORY = "small-xiangcheng/TravelBench"
 _TOOLS = "travelbench/tools"
@@ -251,6 +251,7 @@ def error_catalogue(checkout: Path) -> str:
                 entries[f"{tool}:{key}"] = entry
     entries["region_unresolved"] = places_wrap
     entries.update(_core_texts(checkout))
+    entries.update({alias: entries[key] for alias, key in ALIASES.items()})
     own = builtin().entries
     for key in FIELDS:
         if key not in entries:

@@ -45,6 +45,13 @@ SIMULATOR_PROMPT = Path(__file__).resolve().parents[3] / "cache_store" / "prompt
 """The cached sandbox's tool-simulator prompt (the built-in set's `tool_simulator` role)."""
 PROMPT_VERSION = "travelbench-protocols/4"
 """Version of the prompt rules; records carry `prompt_version(settings)` = this + the layout."""
+PROJECT_PROMPT_VERSION = "travelbench-protocols/3"
+PROTOCOLS_V3 = PROMPT_DIR / "protocols_v3"
+"""The protocol prompts as they were at protocols/3, which the "project" rendering keeps using
+(runs made before resume into the same trajectories); the files in `prompts/` (protocols/4)
+add what the reference's prompts say that those did not (what to report when tools keep
+failing; the simulated user answers details from its intent, without reasoning or
+pleasantries), and serve the "reference" rendering and the built-in prompt set."""
 
 _SITUATION = frozenset({"time", "context", "language"})
 # template name -> (placeholders it must use, placeholders it may use); checked at load time
@@ -65,11 +72,15 @@ _PLACEHOLDERS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
-def load_templates(directory: Path = PROMPT_DIR) -> dict[str, Template]:
-    """Read and check every prompt file; raise naming the file when one is missing or wrong."""
+def load_templates(directory: Path = PROMPT_DIR,
+                   older: Path | None = None) -> dict[str, Template]:
+    """Read and check every prompt file; raise naming the file when one is missing or wrong.
+    `older`: a directory whose files replace those of `directory`."""
     templates: dict[str, Template] = {}
     for name, (required, optional) in _PLACEHOLDERS.items():
         path = directory / f"{name}.txt"
+        if older is not None and (older / f"{name}.txt").is_file():
+            path = older / f"{name}.txt"
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -187,12 +198,15 @@ PROMPT_ROLES = PromptRoles(
 """Every role of a TravelBench prompt set (docs/prompts.md)."""
 PROTOCOL_ROLES = tuple(_PLACEHOLDERS)
 
-TEMPLATES = load_templates()
+TEMPLATES = load_templates(older=PROTOCOLS_V3)
+"""The "project" rendering's built-in templates (protocols/3; final newlines stripped)."""
 PROMPT_DIGEST = templates_digest(TEMPLATES)
 """Content hash of the prompt files: changes whenever any prompt text changes."""
+load_templates()  # the current files are checked too
 RAW_TEMPLATES = {name: Template((PROMPT_DIR / f"{name}.txt").read_text(encoding="utf-8"))
                  for name in _PLACEHOLDERS}
-"""The built-in files as they are (final newlines kept), for the reference's rendering."""
+"""The current built-in files as they are (final newlines kept), for the reference's
+rendering."""
 
 
 def _templates(settings: ProtocolSettings | None) -> dict[str, Template]:
@@ -205,6 +219,8 @@ def _templates(settings: ProtocolSettings | None) -> dict[str, Template]:
 
 def prompt_digest(settings: ProtocolSettings) -> str:
     """What records carry as `extra.prompt_digest`: the content hash of the templates used."""
+    if _reference(settings):
+        return templates_digest({r: _template(settings, r) for r in PROTOCOL_ROLES})
     templates = _templates(settings)
     return PROMPT_DIGEST if templates is TEMPLATES else templates_digest(templates)
 
@@ -247,7 +263,10 @@ def prompt_version(settings: ProtocolSettings) -> str:
     """What records carry as `extra.prompt_version`: the prompt rules' version + the layout
     (+ "ref-render" with the reference's rendering, + `<name>@<digest>` of a prompt set other
     than the built-in one)."""
-    base = f"{PROMPT_VERSION}+{settings.layout}" + ("+ref-render" if _reference(settings) else "")
+    if _reference(settings):
+        base = f"{PROMPT_VERSION}+{settings.layout}+ref-render"
+    else:
+        base = f"{PROJECT_PROMPT_VERSION}+{settings.layout}"
     return base if settings.prompts is None else settings.prompts.version(base)
 
 

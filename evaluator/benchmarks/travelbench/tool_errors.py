@@ -26,19 +26,20 @@ BUILTIN_FILE = Path(__file__).with_name("prompts") / "tool_errors.json"
 
 # key -> the fields its template may use
 FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
-    # every tool: required / unknown arguments (lists as the validator words them)
-    "missing_parameters": ("missing",),
-    "unknown_parameters": ("unknown", "valid"),
+    # every tool: required / unknown arguments; `x`: sorted and quoted (unquoted for
+    # web_search) as the reference lists them, `x_names`: in the schema's (the call's) order
+    "missing_parameters": ("missing", "missing_names"),
+    "unknown_parameters": ("unknown", "valid", "unknown_names", "valid_names"),
     # an argument named like a parameter of the reference's tool dispatcher (self, name, time)
-    "reserved_argument": ("key",),
+    "reserved_argument": ("key", "unknown", "valid", "unknown_names", "valid_names"),
     # an exception while checking (a value of the wrong type, say): its message
     "execution_error": ("error", "type"),
     # ranges
     "days_out_of_range": ("days", "low", "high"),
     "radius_out_of_range": ("radius", "low", "high"),
     "min_rating_out_of_range": ("min_rating",),
-    "max_lists_out_of_range": ("max_lists",),
-    "max_items_out_of_range": ("max_items",),
+    "max_lists_out_of_range": ("max_lists", "low", "high"),
+    "max_items_out_of_range": ("max_items", "low", "high"),
     "limit_below_one": ("limit",),
     "price_min_negative": ("price_min",),
     "price_max_negative": ("price_max",),
@@ -46,27 +47,30 @@ FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "price_category_required": (),
     "price_sort_needs_category": (),
     # dates (relative to the task's time)
-    "date_format": ("date",),
+    "date_format": ("date", "date_repr"),
     "date_too_late": ("date", "today", "last_day"),
-    "date_check_failed": ("error",),
+    "date_check_failed": ("error", "time_repr"),
     # places
     "endpoints_empty": (),
     "origin_unresolved": ("error",),
     "destination_unresolved": ("error",),
-    "region_empty": (),
-    "region_unknown": ("region",),
-    "region_ambiguous": ("region", "candidates"),
+    "region_empty": ("key", "region", "region_repr"),
+    "region_unknown": ("key", "region", "region_repr"),
+    "region_ambiguous": ("key", "region", "region_repr", "candidates", "candidate_names"),
     "region_failed": ("note",),
     "region_unresolved": ("error",),  # map_search_places: a region_* text as the answer
     # coordinates and routes
     "times_exclusive": (),
-    "origin_format": ("origin",),
-    "destination_format": ("destination",),
-    "waypoint_format": ("n", "coord"),
+    "origin_format": ("origin", "origin_repr"),
+    "destination_format": ("destination", "destination_repr"),
+    "waypoint_format": ("n", "index", "coord", "coord_repr"),
     "mode_unsupported": ("mode",),
-    "center_format": ("center",),
+    # an unknown traffic_aware value: the reference's KeyError message, or the value's repr
+    "traffic_aware_invalid": ("error", "value_repr"),
+    "center_format": ("center", "center_repr"),
     "origins_too_few": (),
-    "origin_point_format": ("n", "coord"),
+    "origin_point_format": ("n", "index", "coord", "coord_repr"),
+    "origin_point_not_numeric": ("n", "index", "coord", "coord_repr"),
     # strict validation only (JSON-schema checks; the reference has none)
     "schema_type": ("name", "expected", "got"),
     "schema_enum": ("name", "value", "allowed"),
@@ -80,6 +84,9 @@ FIELDS: dict[str, frozenset[str]] = {k: frozenset(v) for k, v in {
     "live_failed": ("error",),
     "empty_result": (),
 }.items()}
+ALIASES = {"traffic_aware_invalid": "execution_error",
+           "origin_point_not_numeric": "origin_point_format"}
+"""Keys the reference words with another key's text: an import copies that text."""
 
 SANDBOX_KEYS = ("unknown_tool", "malformed_json", "not_object", "no_simulator",
                 "simulation_failed", "live_failed", "empty_result")

@@ -8,17 +8,21 @@ Modes:
   (so `days: null` fails where a comparison meets None), and any expression that raises in the
   reference (a string compared with a number, `.strip()` on a number, an unknown
   `traffic_aware` key) raises here too and becomes the `execution_error` text with the
-  exception's own message, as the reference's agent loop reports it. The reference reads the
-  arguments back from their sorted JSON, so the checks see them in sorted key order; an
-  argument named `self`, `name` or `time` collides with its tool dispatcher's own parameters
-  and fails before any check. What the reference does not check (enums, most JSON types,
-  `preference`, `buffer_radius`, `transport_mode`, the ranking list's region) stays unchecked.
+  exception's own message, as the reference's agent loop reports it. What the reference does
+  not check (enums, most JSON types, `preference`, `buffer_radius`, `transport_mode`, the
+  ranking list's region) stays unchecked.
 - "strict": the JSON-schema checks (types, `null` where the schema does not allow it, enums,
   minimum/maximum, array items) first, then every reference rule: a superset of "reference".
 
 Place names (trains origin/destination, places region) are resolved with a `RegionTable`
 (`adcode.py`); with `regions=None` that one lookup is skipped, everything else runs.
-`validate` returns None or (category, the text the agent reads).
+`validate` returns None or (category, the text the agent reads). Each text gets every field its
+catalogue key has (`tool_errors.FIELDS`): the reference's renderings of the values (sorted,
+quoted name lists; values as an f-string writes them) and this project's (names in the
+schema's order, `repr` of a value), so both catalogues are data. With `reference=True` (the
+reference's rendering) two more of the reference's ways apply, which change no verdict: the
+checks read the arguments back from their sorted JSON, and an argument named `self`, `name` or
+`time` collides with its dispatcher's parameters and fails before any check.
 """
 
 from __future__ import annotations
@@ -98,6 +102,11 @@ def _range(a: dict, key: str, default: Any, lo: int, hi: int, what: str) -> None
         raise _Bad("out_of_range", what, **{key: v}, low=lo, high=hi)
 
 
+def _coord(value: Any, **names: Any) -> dict[str, Any]:
+    """The fields of a text about one coordinate: as written and as `repr`."""
+    return {**names, "coord": value, "coord_repr": repr(value)}
+
+
 def _at_least_one(a: dict, key: str, default: Any) -> None:
     v = a.get(key, default)
     if v < 1:
@@ -108,7 +117,7 @@ def _date(value: Any, task_time: str) -> None:
     try:
         day = datetime.strptime(value, "%Y-%m-%d")  # a non-string raises TypeError
     except ValueError:
-        raise _Bad("out_of_range", "date_format", date=value) from None
+        raise _Bad("out_of_range", "date_format", date=value, date_repr=repr(value)) from None
     try:
         now = datetime.fromisoformat(task_time.replace(" ", "T") if " " in task_time
                                      else task_time)
@@ -119,27 +128,32 @@ def _date(value: Any, task_time: str) -> None:
     except _Bad:
         raise
     except Exception as exc:  # noqa: BLE001 - the reference reports any failure here
-        raise _Bad("out_of_range", "date_check_failed", error=str(exc)) from None
+        raise _Bad("out_of_range", "date_check_failed", error=str(exc),
+                   time_repr=repr(task_time)) from None
 
 
-def _region(value: Any, regions: RegionTable | None, texts: ToolErrorTexts, tool: str,
-            empty_is_error: bool) -> str:
-    """The reference's place-name resolution: "" when it resolves (or is skipped), else the
-    failure's text (unwrapped). A non-string raises AttributeError, as there."""
+def _region(value: Any, key: str, regions: RegionTable | None, texts: ToolErrorTexts,
+            tool: str, empty_is_error: bool) -> tuple[str, str]:
+    """The reference's place-name resolution: ("", "") when it resolves (or is skipped), else
+    (category, the failure's text, unwrapped). A non-string raises AttributeError, as there."""
+    names = {"key": key, "region": value, "region_repr": repr(value)}
     if not value:
-        return texts.template(tool, "region_empty")[0] if empty_is_error else ""
+        if not empty_is_error:
+            return "", ""
+        return "missing_required", texts.text(tool, "region_empty", **names)
     name = value.strip()
     if regions is None:
-        return ""
+        return "", ""
     found = regions.lookup(name)
     if found.ok:
-        return ""
+        return "", ""
     if found.status == "none":
-        return texts.text(tool, "region_unknown", region=value)
+        return "out_of_range", texts.text(tool, "region_unknown", **names)
     if found.status == "ambiguous" and found.candidates:
         shown = ", ".join(f"{n}({regions.full[n]})" for n in found.candidates)
-        return texts.text(tool, "region_ambiguous", region=value, candidates=shown)
-    return texts.text(tool, "region_failed", note=found.status)
+        return "out_of_range", texts.text(tool, "region_ambiguous", **names, candidates=shown,
+                                          candidate_names=", ".join(found.candidates))
+    return "out_of_range", texts.text(tool, "region_failed", note=found.status)
 
 
 def _pair(value: Any) -> list[str]:
@@ -186,12 +200,10 @@ def _trains(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts)
     origin, destination, date = a["origin"], a["destination"], a["date"]
     _range(a, "days", 0, 0, 15, "days_out_of_range")
     tool = "travel_search_trains"
-    error = _region(origin, regions, texts, tool, True)
-    if error:
-        raise _Bad("out_of_range", "origin_unresolved", error=error)
-    error = _region(destination, regions, texts, tool, True)
-    if error:
-        raise _Bad("out_of_range", "destination_unresolved", error=error)
+    for key, value in (("origin", origin), ("destination", destination)):
+        category, error = _region(value, key, regions, texts, tool, True)
+        if error:
+            raise _Bad(category, f"{key}_unresolved", error=error)
     _date(date, t)
 
 
@@ -211,19 +223,26 @@ def _routes(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts)
         try:
             _pair(value)
         except ValueError:
-            raise _Bad("out_of_range", f"{key}_format", **{key: value}) from None
+            raise _Bad("out_of_range", f"{key}_format", **{key: value},
+                       **{f"{key}_repr": repr(value)}) from None
     if stops:
         for i, stop in enumerate(stops):  # a string iterates its characters, as there
             try:
                 _pair(stop)
             except ValueError:
-                raise _Bad("out_of_range", "waypoint_format", n=i + 1, coord=stop) from None
+                raise _Bad("out_of_range", "waypoint_format", **_coord(stop, n=i + 1, index=i)
+                           ) from None
     for mode in modes:  # null raises TypeError
         if mode not in _ROUTE_MODES:
             raise _Bad("bad_enum", "mode_unsupported", mode=mode)
     traffic = a.get("traffic_aware", False) or False
     preference = a.get("preference", "") or ""
-    _STRATEGIES[traffic].get(preference)  # an unknown key or an unhashable raises, as there
+    try:
+        strategies = _STRATEGIES[traffic]  # an unhashable raises TypeError, as there
+    except KeyError as exc:  # there too: the message is the key's repr
+        raise _Bad("wrong_type", "traffic_aware_invalid", error=str(exc),
+                   value_repr=repr(a["traffic_aware"])) from None
+    strategies.get(preference)  # an invalid preference falls back; an unhashable raises
 
 
 def _places(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts) -> None:
@@ -235,11 +254,12 @@ def _places(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts)
             lat, lon = center.split(",")
             float(lat.strip()), float(lon.strip())
         except Exception:  # noqa: BLE001 - any failure is a format error there
-            raise _Bad("out_of_range", "center_format", center=center) from None
+            raise _Bad("out_of_range", "center_format", center=center,
+                       center_repr=repr(center)) from None
     elif region:
-        error = _region(region, regions, texts, "map_search_places", False)
+        category, error = _region(region, "region", regions, texts, "map_search_places", False)
         if error:
-            raise _Bad("out_of_range", "region_unresolved", error=error)
+            raise _Bad(category, "region_unresolved", error=error)
 
 
 def _along_route(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts) -> None:
@@ -250,7 +270,8 @@ def _along_route(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorT
             lat, lon = value.split(",")  # exactly two parts (no strip before the split)
             lat.strip(), lon.strip()
         except Exception:  # noqa: BLE001 - any failure is a format error there
-            raise _Bad("out_of_range", f"{key}_format", **{key: value}) from None
+            raise _Bad("out_of_range", f"{key}_format", **{key: value},
+                       **{f"{key}_repr": repr(value)}) from None
 
 
 def _central(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts) -> None:
@@ -262,9 +283,14 @@ def _central(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts
     for i, point in enumerate(origins):
         try:
             lat, lon = _pair(point)
-            float(lat.strip()), float(lon.strip())
         except ValueError:
-            raise _Bad("out_of_range", "origin_point_format", n=i + 1, coord=point) from None
+            raise _Bad("out_of_range", "origin_point_format", **_coord(point, n=i + 1, index=i)
+                       ) from None
+        try:
+            float(lat.strip()), float(lon.strip())
+        except ValueError:  # the same text there; its own here
+            raise _Bad("out_of_range", "origin_point_not_numeric",
+                       **_coord(point, n=i + 1, index=i)) from None
 
 
 def _ranking(a: dict, t: str, regions: RegionTable | None, texts: ToolErrorTexts) -> None:
@@ -288,28 +314,40 @@ def _names(tool: str, names: Any) -> str:
     return ", ".join(f"'{p}'" for p in sorted(names))
 
 
+def _lists(tool: str, **lists: list[str]) -> dict[str, str]:
+    """Each list as the reference words it (`name`) and in its own order (`name_names`)."""
+    out = {}
+    for name, items in lists.items():
+        out[name], out[f"{name}_names"] = _names(tool, items), ", ".join(items)
+    return out
+
+
 def validate(tool: str, args: dict[str, Any], parameters: dict, task_time: str,
              mode: str = "reference", regions: RegionTable | None = None,
-             texts: ToolErrorTexts | None = None) -> Failure | None:
+             texts: ToolErrorTexts | None = None, reference: bool = False) -> Failure | None:
     """Validate one call's arguments against its schema (`parameters`) and the tool's rules;
-    None, or (category, the text the agent reads: `texts`, default the built-in catalogue)."""
+    None, or (category, the text the agent reads: `texts`, default the built-in catalogue).
+    `reference`: the reference's argument order and dispatcher collisions (module doc)."""
     if mode not in MODES:
         raise ValueError(f"validation mode {mode!r}: expected one of {', '.join(MODES)}")
     texts = texts or builtin()
-    for key in args:
-        if key in RESERVED:
-            return "unknown_parameter", texts.text(tool, "reserved_argument", key=key)
+    props: dict = parameters.get("properties", {})
+    unknown = [k for k in args if k not in props]
+    if reference:
+        for key in args:
+            if key in RESERVED:
+                return "unknown_parameter", texts.text(
+                    tool, "reserved_argument", key=key, **_lists(tool, unknown=unknown,
+                                                                  valid=list(props)))
     try:
-        # as the reference: the checks read the arguments back from their sorted JSON
-        args = json.loads(params_json(args))
-        props: dict = parameters.get("properties", {})
+        if reference:  # the reference's checks read the arguments back from sorted JSON
+            args = json.loads(params_json(args))
         missing = [k for k in parameters.get("required", []) if k not in args]
         if missing:
-            raise _Bad("missing_required", "missing_parameters", missing=_names(tool, missing))
-        unknown = [k for k in args if k not in props]
+            raise _Bad("missing_required", "missing_parameters", **_lists(tool, missing=missing))
         if unknown:
-            raise _Bad("unknown_parameter", "unknown_parameters", unknown=_names(tool, unknown),
-                       valid=_names(tool, props))
+            raise _Bad("unknown_parameter", "unknown_parameters",
+                       **_lists(tool, unknown=unknown, valid=list(props)))
         if mode == "strict":
             for key, value in args.items():
                 _check_schema(key, value, props[key])

@@ -371,9 +371,24 @@ def test_the_options_are_part_of_the_judgements_keys(fake_set):
 
 
 def test_built_in_place_name_errors_name_a_standard_name():
-    cat = builtin()
-    text = cat.text("travel_search_trains", "region_unknown", region="火星市")
-    assert "北京市" in text and "火星市" in text
+    """An unresolvable place name: this project's words, with the reference's hint (use a
+    standard administrative name such as 北京市), for trains and places alike."""
+    from evaluator.benchmarks.travelbench.adcode import RegionTable
+    from evaluator.benchmarks.travelbench.validation import validate
+
+    regions = RegionTable([("北京市", "110000"), ("朝阳区", "110105"), ("上海市", "310000")])
+    params = {"required": ["origin", "destination", "date"], "properties": dict.fromkeys(
+        ["origin", "destination", "date", "days"], {})}
+    bad = validate("travel_search_trains", {"origin": "火星市", "destination": "上海市",
+                                            "date": "2025-10-25"}, params, "2025-10-24 10:00",
+                   regions=regions)
+    assert bad == ("out_of_range", json.dumps({"error": (
+        "参数 origin: 无法识别的行政区名称 '火星市'; 请使用标准的行政区划名称, 例如 北京市 或 "
+        "北京市朝阳区")}, ensure_ascii=False))
+    places = {"required": ["query"], "properties": dict.fromkeys(["query", "region"], {})}
+    bad = validate("map_search_places", {"query": "x", "region": "火星"}, places,
+                   "2025-10-24 10:00", regions=regions)
+    assert bad is not None and "北京市" in bad[1] and "'火星'" in bad[1]
 
 
 def test_imported_error_texts_are_the_checkouts(fake_set):
