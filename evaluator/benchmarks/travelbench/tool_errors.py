@@ -149,7 +149,9 @@ def parse_catalogue(text: str, origin: str) -> ToolErrorTexts:
         entries[full] = (entry["text"], entry["json"])
     missing = [k for k in FIELDS if k not in entries]
     if missing:
-        raise CatalogueError(f"{origin}: no text for {missing[0]}")
+        raise CatalogueError(f"{origin}: no text for {missing[0]} (a set imported by an "
+                             "earlier agentsweep: import it again, `agentsweep prompts import "
+                             "--force`)")
     return ToolErrorTexts(entries, origin)
 
 

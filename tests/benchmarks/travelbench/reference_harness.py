@@ -207,9 +207,11 @@ class ScriptedRole:
         self.role, self.model = role, "fake"
         self.script = list(script)
         self.requests: list[str] = []
+        self.tools: Any = None
 
     async def complete(self, messages: list[Any], **kwargs: Any) -> ChatResponse:
         self.requests.append(as_json(list(messages)))
+        self.tools = kwargs.get("tools")
         return chat_response(self.script.pop(0))
 
 

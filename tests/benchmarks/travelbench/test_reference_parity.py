@@ -169,6 +169,17 @@ def test_first_requests_of_all_1100_tasks(ref, prompts, tasks, tmp_path):
     assert counts["agent"] == [1100, 1100] and counts["user"] == [500, 500], "\n".join(bad)
 
 
+def test_the_agents_tool_list_is_the_references(ref, prompts, tasks, tmp_path):
+    """The tools of an agent request, as JSON text with keys in order."""
+    task, line = tasks["single_turn"][0]
+    ref.run("single_turn", line, [Turn("好")], [], "")
+    sent = ref.fake("agent://").requests[0]
+    _, agent, _, _ = asyncio.run(ours("single_turn", task, prompts, tmp_path, [Turn("好")], [],
+                                      ""))
+    assert json.dumps(agent.tools, ensure_ascii=False) == json.dumps(sent["tools"],
+                                                                      ensure_ascii=False)
+
+
 def tool_answer(messages: Any) -> str:
     """The scripted tool simulator: empty for web_search (the empty-result text), else a
     line naming the tool."""
