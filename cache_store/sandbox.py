@@ -11,6 +11,7 @@ reference (source "simulated", category "simulation_failed", not a tool error).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import inspect
 import json
@@ -130,6 +131,7 @@ class Sandbox:
         self._sim_fn = None if sim_tools is None else {
             t["function"]["name"]: t["function"] for t in sim_tools
             if isinstance(t.get("function"), dict) and t.get("type") == "function"}
+        self.sim_version += _style_version(self.style)
         self.store = store
         self.client = simulator_client
         self.model = simulator_model
@@ -293,6 +295,17 @@ class Sandbox:
         self.simulated.close()
         if self.overlay is not None:
             self.overlay.close()
+
+
+def _style_version(style: SandboxStyle) -> str:
+    """What a style changes in the simulator's prompt, for the content address of its answers:
+    "" for this project's way."""
+    out = "+py-schema" if style.parameters == "python" else ""
+    if style.simulator_tools is not None:
+        digest = hashlib.sha256(json.dumps(style.simulator_tools, ensure_ascii=False,
+                                           sort_keys=True).encode()).hexdigest()[:8]
+        out += f"+tools-{digest}"
+    return out
 
 
 def _error(category: str, text: str) -> ToolOutcome:

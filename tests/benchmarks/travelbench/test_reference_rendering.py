@@ -314,3 +314,12 @@ def test_sandbox_style_follows_the_rendering(fake_set, tmp_path):
     req.config.options = {"rendering": "reference", "judge_answers": "tolerant"}
     assert style(req) == SandboxStyle(raw_arguments=True, parameters="python",
                                       simulator_tools=())
+
+
+def test_simulated_answers_of_the_two_styles_never_share_an_address(fake_set, tmp_path):
+    """The reference's style changes the simulator's prompt: its answers get their own content
+    address (the simulator prompt version carries the style)."""
+    project = sandbox(tmp_path / "p", fake_set, {})
+    reference = sandbox(tmp_path / "r", fake_set, {"rendering": "reference"})
+    assert reference.sim_version == project.sim_version + "+py-schema+tools-" + \
+        reference.sim_version.rsplit("+tools-", 1)[1]
