@@ -127,6 +127,9 @@ class JudgeSpec:
         judged audited judgement is always audited again).
     view_weighted: the viewer shows score x its audit's score x (1 - tool errors / calls).
     pass_threshold: the viewer's pass line for this kind (None = the run's success threshold).
+    options_version: (settings, prompt set, the benchmark's options) -> the prompt version,
+        for a judge whose prompt or reading depends on the benchmark's options; replaces
+        `version` where given (`key_version`).
     """
 
     kind: str
@@ -139,9 +142,9 @@ class JudgeSpec:
     pass_threshold: float | None = None
     options_version: Callable[[JudgeSettings, PromptSet | None, Any], str] | None = None
 
-    def prompt_version(self, settings: JudgeSettings, prompts: PromptSet | None,
-                       options: Any = None) -> str:
-        """The prompt version of a judgement made with these settings, prompts and options."""
+    def key_version(self, settings: JudgeSettings, prompts: PromptSet | None,
+                    options: Any = None) -> str:
+        """The prompt version of this kind's judgements (part of their key)."""
         if self.options_version is not None:
             return self.options_version(settings, prompts, options)
         return self.version(settings, prompts)
