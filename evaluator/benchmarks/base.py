@@ -125,6 +125,9 @@ class JudgeSpec:
         judged audited judgement is always audited again).
     view_weighted: the viewer shows score x its audit's score x (1 - tool errors / calls).
     pass_threshold: the viewer's pass line for this kind (None = the run's success threshold).
+    options_version: the benchmark's options Struct -> a suffix of `version` (part of the key,
+        so judgements made under other option values are never reused); None = the options do
+        not change this kind's judgements. `run` writes the same full version.
     """
 
     kind: str
@@ -135,6 +138,13 @@ class JudgeSpec:
     audits: str = ""
     view_weighted: bool = False
     pass_threshold: float | None = None
+    options_version: Callable[[Any], str] | None = None
+
+    def full_version(self, settings: JudgeSettings, prompts: PromptSet | None,
+                     options: Any) -> str:
+        """`version`, with the options' suffix when the kind has one."""
+        suffix = self.options_version(options) if self.options_version is not None else ""
+        return self.version(settings, prompts) + suffix
 
 
 class JudgementLookup(Protocol):
@@ -258,6 +268,10 @@ class Benchmark:
         run gets without a profile (old run directories too); profiles set other values
         (`options.NAME` keys), and a run that differs from its profile lists each as a
         deviation.
+    deviations: (the run config) -> deviations its options alone do not show, as
+        {key: {"profile", "used", "note"}} (e.g. a table the paper needs, run without).
+    run_flags: extra `agentsweep run` flags: flag -> (dotted config key, help), e.g.
+        {"--poi-table": ("options.poi_table", "...")}.
     """
 
     name: str
@@ -280,6 +294,8 @@ class Benchmark:
     description: str = ""
     domains: DomainsFn | None = None
     options: type | None = None
+    deviations: Callable[[Any], dict[str, dict[str, Any]]] | None = None
+    run_flags: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.name != self.data.benchmark:

@@ -289,12 +289,14 @@ class JudgePool:
                              prompts=self.prompts, tools=self.tool_schemas.get(record.benchmark),
                              options=self.options.of(bench))
             if spec.rule:
-                key = (thash, RULE_JUDGE_MODEL, spec.version(self.settings, self.prompts), kind)
+                key = (thash, RULE_JUDGE_MODEL, spec.full_version(self.settings, self.prompts,
+                                                                  inp.options), kind)
                 if not self._skip(key):  # no await before the write: cannot race
                     out = spec.run(inp)
                     self._write(await out if inspect.isawaitable(out) else out)
                 continue
-            key = (thash, self.model, spec.version(self.settings, self.prompts), kind)
+            key = (thash, self.model, spec.full_version(self.settings, self.prompts, inp.options),
+                   kind)
             if spec.audits:
                 inp.audited = done.get(spec.audits)
                 if inp.audited is None or inp.audited.score is None:
