@@ -27,7 +27,6 @@ from evaluator.records import ToolCallRecord, UnitId
 from .conftest import FakeSandbox
 from .scripted import FORCE_FINISH, TEXTS, Scripted, call, task
 
-
 TOOLS = [{"type": "function", "function": {"name": "web_search", "parameters": {}}}]
 
 
@@ -69,7 +68,7 @@ def test_tool_steps_enter_the_chat_hidden_from_users():
 def test_arguments_that_are_not_a_json_object_are_answered_without_the_tool():
     sandbox = FakeSandbox(TOOLS)
     bad = ToolCall(id="x", function=FunctionCall(name="web_search", arguments='{"query": '))
-    side, agent = _side([[bad], "ok"], sandbox)
+    side, _agent = _side([[bad], "ok"], sandbox)
     text, entries = asyncio.run(side.turn(HISTORY))
     assert text == "ok" and not sandbox.calls
     result = json.loads(entries[2]["result"])

@@ -6,6 +6,7 @@ judgement says what was cut. The preference tables and short messages are never 
 from __future__ import annotations
 
 import asyncio
+
 import pytest
 
 from backends.chat_wire import TokenCount

@@ -7,6 +7,7 @@ then the rule judge and the unit score."""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 
 from backends.types import ChatMessage
@@ -94,7 +95,7 @@ def test_the_agent_sees_the_chat_rebuilt_with_its_table_in_the_system_prompt():
     assert TEXTS.render("agent_table_block", table=json.dumps(
         TABLE, ensure_ascii=False, indent=2)) in last[0].content
     roles = [m.role for m in last[1:]]
-    assert roles[0] == "user" and all(a != b for a, b in zip(roles, roles[1:]))
+    assert roles[0] == "user" and all(a != b for a, b in itertools.pairwise(roles))
     assert last[2] == ChatMessage(role="assistant", content=AGENT[0])
     # the table refresh: system prompt, then the outward chat and the instruction
     refresh = agent.refreshes[1]
