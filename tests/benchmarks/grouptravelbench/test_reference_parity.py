@@ -249,11 +249,45 @@ METAS = [
 ]
 
 
+def fuzzed_answers(n: int) -> list[str]:
+    """Review answers broken the ways judges break them: dropped closing tags, spaces in tags,
+    misspelt dimension tags, bare `<`, `>`, `&` in the reasoning, comments, fences, text
+    around, a missing wrapper, rating words with a label or punctuation."""
+    words = ["极差", "较差", "一般", "较好", "优秀", "评级：较好", "较好。", "Good", "", "好"]
+    out = []
+    for i in range(n):
+        def r(salt: str, i: int = i) -> float:
+            return _pick("fuzz", i, salt)
+        parts = []
+        for d in DIMENSION_KEYS:
+            if r(d + "skip") < 0.15:
+                continue
+            tag = d if r(d + "tag") > 0.1 else d.split("_")[0]
+            reasoning = ["依据充分", "a < b", "A & B", "x > y <br> z", "已转义 &lt; 和 <",
+                         "<!-- 注释 -->文本"][int(r(d + "reason") * 6)]
+            close_r = "" if r(d + "cr") < 0.1 else "</reasoning>"
+            rating = words[int(r(d + "word") * len(words))]
+            close_g = "" if r(d + "cg") < 0.1 else "</rating>"
+            close_d = "" if r(d + "cd") < 0.1 else f"</{tag}>"
+            sp = " " if r(d + "sp") < 0.1 else ""
+            parts.append(f"<{sp}{tag}{sp}>\n<reasoning>{reasoning}{close_r}\n"
+                         f"<rating>{rating}{close_g}\n{close_d}")
+        body = "\n".join(parts)
+        if r("wrap") > 0.2:
+            body = f"<response>{body}</response>" if r("close") > 0.1 else f"<response>{body}"
+        if r("fence") < 0.2:
+            body = f"```xml\n{body}\n```"
+        if r("around") < 0.2:
+            body = f"好的，评估如下：\n{body}\n以上。"
+        out.append(body)
+    return out
+
+
 def test_judge_answers_are_read_as_the_reference_reads_them():
     with reference(lambda *a: ("", [])) as ref:
         parser = ref["utils.eval_util"].ResultParser
         dims = list(DIMENSION_KEYS)
-        for answer in ANSWERS:
+        for answer in ANSWERS + fuzzed_answers(3000):
             theirs = parser.parse_xml_response(answer, dims)
             ours = read_review(answer, dims, CHINESE_WORDS)
             assert ours == theirs, answer
