@@ -31,16 +31,17 @@ def call(name: str, id: str = "", **args: Any) -> ToolCall:
     return ToolCall(id=id, function=FunctionCall(name=name, arguments=json.dumps(args)))
 
 
-def is_refresh(messages: list[ChatMessage]) -> bool:
-    return TABLE_ASK in (messages[-1].content or "") and len(messages) == 2
+def is_refresh(messages: list[ChatMessage], ask: str = TABLE_ASK) -> bool:
+    return ask in (messages[-1].content or "") and len(messages) == 2
 
 
 class Scripted:
     """Replies from a script: a string is a text reply, a list is the tool calls of one
     reply. Table refreshes get `table` (JSON) and are kept in `refreshes`."""
 
-    def __init__(self, role: str, replies: list[Any], table: dict | None = None) -> None:
-        self.role, self.model = role, "fake"
+    def __init__(self, role: str, replies: list[Any], table: dict | None = None,
+                 ask: str = TABLE_ASK) -> None:
+        self.role, self.model, self.ask = role, "fake", ask
         self.replies = list(replies)
         self.requests: list[list[ChatMessage]] = []
         self.with_tools: list[bool] = []
@@ -48,7 +49,7 @@ class Scripted:
         self.table = table or {}
 
     async def complete(self, messages, *, tools=None, tool_choice=None, response_format=None):
-        if self.role == "agent" and is_refresh(messages):
+        if self.role == "agent" and is_refresh(messages, self.ask):
             self.refreshes.append(copy.deepcopy(list(messages)))
             return response(json.dumps(self.table, ensure_ascii=False))
         self.requests.append(copy.deepcopy(list(messages)))
