@@ -258,6 +258,8 @@ class Benchmark:
     prompts: the roles of the benchmark's prompt sets (None: no prompt sets).
     prompt_importer: `agentsweep prompts import` for the benchmark's released prompts:
         (checkout, out dir or None, set name, force) -> (out dir, manifest).
+    prompt_source: a file every checkout of the benchmark's reference has (relative path):
+        `prompts import` without `--bench` picks the benchmark whose file the checkout has.
     domains: what `--domain` means (None: the benchmark has no domains; the flag is refused).
     data_commands: adds the benchmark's own data actions, `agentsweep data <name> ACTION`
         (e.g. generating a task set), to the argparse sub-parsers action it is given; each
@@ -290,6 +292,7 @@ class Benchmark:
     config_aliases: Mapping[str, str] = field(default_factory=dict)
     prompts: PromptRoles | None = None
     prompt_importer: Callable[..., tuple[Path, dict[str, Any]]] | None = None
+    prompt_source: str = ""
     data_commands: Callable[[Any], None] | None = None
     description: str = ""
     domains: DomainsFn | None = None

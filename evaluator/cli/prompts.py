@@ -1,8 +1,9 @@
 """`agentsweep prompts import | list | show`: prompt sets (docs/prompts.md).
 
 A prompt set belongs to a benchmark (its roles); `--bench` names it, and may be left out when
-only one registered benchmark has prompt sets (or, for `show` and `list`, when the set's
-manifest names its benchmark).
+only one registered benchmark has prompt sets, when the checkout has the layout of one
+benchmark's reference (`import`: `Benchmark.prompt_source`), or (for `show` and `list`) when
+the set's manifest names its benchmark.
 """
 
 from __future__ import annotations
@@ -111,11 +112,20 @@ def _roles_of(set_dir: Path) -> Any:
     return None
 
 
+def _importer_of(checkout: Path) -> Any:
+    """The one benchmark whose reference layout `checkout` has (`Benchmark.prompt_source`),
+    when several have importers; None otherwise."""
+    found = [b for b in _with_prompts() if b.prompt_importer is not None and b.prompt_source
+             and (checkout.expanduser() / b.prompt_source).is_file()]
+    return found[0] if len(found) == 1 else None
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from evaluator.prompt_import import ImportFailed
 
     try:
-        bench = pick_benchmark(args.bench)
+        bench = _importer_of(args.source) if args.bench is None else None
+        bench = bench or pick_benchmark(args.bench)
         if bench.prompt_importer is None:
             raise PromptSetError(f"benchmark {bench.name} has no prompt importer")
         out, manifest = bench.prompt_importer(args.source, args.out, args.name or bench.name,

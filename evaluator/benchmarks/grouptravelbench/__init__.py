@@ -72,6 +72,7 @@ BENCHMARK = Benchmark(
     profiles=PROFILES,
     prompts=PROMPT_ROLES,
     prompt_importer=import_reference,
+    prompt_source="group_travelbench/agents/multi_prompt.py",
     options=GroupOptions,
     deviations=deviations,
     run_flags={"--poi-table": ("options.poi_table", POI_FLAG_HELP)},

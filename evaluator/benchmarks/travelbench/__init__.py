@@ -99,6 +99,7 @@ BENCHMARK = Benchmark(
     config_aliases=CONFIG_ALIASES,
     prompts=PROMPT_ROLES,
     prompt_importer=import_reference,
+    prompt_source="travelbench/agents/prompt.py",
     description="travel planning with cached real tools: single-turn, multi-turn (a simulated "
                 "user), unsolvable (the agent should say it cannot)",
 )
