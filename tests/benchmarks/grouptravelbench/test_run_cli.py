@@ -141,6 +141,10 @@ def test_a_run_without_the_poi_table_is_recorded_as_a_deviation(tmp_path):
     kinds = {j["kind"]: j for j in judgements}
     assert set(kinds) == {"gtb_metrics", "gtb_judge", "gtb_meta"}
     assert kinds["gtb_metrics"]["prompt_version"] == "gtb-metrics-v3+poi=none"
+    # a null agent (no table, no plan: the stub's replies) scores 0 on every rule metric
+    metrics = kinds["gtb_metrics"]
+    assert metrics["scores"].get("pc", 0) == 0 and metrics["score"] == 0
+    assert not {"gu", "gf", "pv"} & set(metrics["scores"])
     assert kinds["gtb_judge"]["score"] is not None and len(kinds["gtb_judge"]["scores"]) == 5
     manifest = json.loads((run / "manifest.json").read_text())
     dev = manifest["deviations"]["options.poi_table"]
