@@ -167,7 +167,9 @@ def summarize_subset(
     """`aggregate`: how the units' scores are pooled (the benchmark's subset score when the
     units are one subset)."""
     scored = [s for s in scores if s.score is not None]
-    errors = [s for s in scores if s.score is None]
+    # a judge error: a unit without a score, or one whose benchmark scored it but names a
+    # failed judgement besides (GroupTravelBench: the rule metrics count, the LLM judge failed)
+    errors = [s for s in scores if s.score is None or s.judge_error is not None]
     scored_keys = {s.unit.key for s in scores}
     unjudged = [e for e in episodes if e.key not in scored_keys]
 

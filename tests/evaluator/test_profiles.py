@@ -166,9 +166,10 @@ def test_the_paper_profiles_output_caps_are_the_references(tmp_path):
     assert vita.agent.sampling.max_tokens is None and vita.user.sampling.max_tokens is None
     assert vita.judge.sampling.max_tokens is None and vita.judge.structured_output is False
     assert profile_deviations(vita) == {}
-    # GroupTravelBench's gives the agent, users and tool simulator 8,192 tokens
+    # GroupTravelBench's run script gives the agent 12,288 tokens, the users 16,384 and the
+    # tool simulator 8,192
     gtb = _load(("data.benchmark", "grouptravelbench"), ("data.dataset", str(tmp_path)))
-    assert gtb.agent.sampling.max_tokens == 8192 and gtb.user.sampling.max_tokens == 8192
+    assert gtb.agent.sampling.max_tokens == 12288 and gtb.user.sampling.max_tokens == 16384
     assert gtb.sandbox.simulator_max_tokens == 8192
     assert gtb.judge.sampling.max_tokens == 32768
     assert gtb.judge.context_tokens == 0 and profile_deviations(gtb) == {}

@@ -247,6 +247,10 @@ def test_import_errors_name_what_is_missing(tmp_path, home, capsys, rel, old, ne
 def test_import_of_a_directory_without_the_files(tmp_path, home, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["prompts", "import", "--from", str(tmp_path / "empty")]) == 2
+    # no benchmark's reference layout there: with several importers, --bench is needed
+    assert "--bench" in capsys.readouterr().err
+    assert main(["prompts", "import", "--bench", "travelbench", "--from",
+                 str(tmp_path / "empty")]) == 2
     err = capsys.readouterr().err
     assert "agents/prompt.py: not found" in err and "small-xiangcheng/TravelBench" in err
 

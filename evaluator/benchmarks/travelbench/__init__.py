@@ -103,6 +103,7 @@ BENCHMARK = Benchmark(
     prompts=PROMPT_ROLES,
     prompt_importer=import_reference,
     options=TravelBenchOptions,
+    prompt_source="travelbench/agents/prompt.py",
     description="travel planning with cached real tools: single-turn, multi-turn (a simulated "
                 "user), unsolvable (the agent should say it cannot)",
 )
