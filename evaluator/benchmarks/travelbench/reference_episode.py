@@ -11,7 +11,8 @@ What changes against the generic `Episode`:
   records keep the model's own text;
 - the request's messages are encoded in the reference's shape: a tool call always with
   `"type": "function"` and its `arguments` (even "{}"), keys in the reference's order
-  (`WireAssistant`, `WireTool`); the record keeps `ChatMessage`s, whose JSON says the same.
+  (`evaluator.protocols.wire`, shared with GroupTravelBench); the record keeps `ChatMessage`s,
+  whose JSON says the same.
 The conversions happen once per message, when it is first sent.
 """
 
@@ -20,36 +21,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import msgspec
-
 from backends.types import ChatMessage, ToolCall
 from evaluator.protocols.base import RoleClient
 from evaluator.protocols.loop import Episode
-
-
-class WireFunction(msgspec.Struct):
-    name: str
-    arguments: str
-
-
-class WireCall(msgspec.Struct):
-    id: str
-    type: str
-    function: WireFunction
-
-
-class WireAssistant(msgspec.Struct, omit_defaults=True):
-    role: str
-    content: str | None = None
-    tool_calls: list[WireCall] | None = None
-
-
-class WireTool(msgspec.Struct, omit_defaults=True):
-    role: str
-    tool_call_id: str
-    name: str
-    content: str
-    tool_calls: None = None  # what readers of a request look at on every message
+from evaluator.protocols.wire import wire
 
 
 def resent_arguments(raw: str | None) -> str:
@@ -59,17 +34,6 @@ def resent_arguments(raw: str | None) -> str:
     except ValueError:
         value = {"raw_arguments": raw}
     return json.dumps(value)
-
-
-def wire(m: ChatMessage) -> Any:
-    """One message in the reference's request shape."""
-    if m.role == "assistant":
-        calls = [WireCall(c.id, "function", WireFunction(c.function.name, c.function.arguments))
-                 for c in m.tool_calls or ()]
-        return WireAssistant("assistant", m.content, calls or None)
-    if m.role == "tool":
-        return WireTool("tool", m.tool_call_id or "", m.name or "", m.content or "")
-    return m
 
 
 class ReferenceEpisode(Episode):

@@ -7,20 +7,23 @@ brace is kept. `json: true` sends the text as `{"error": text}`, false sends it 
 may be given per tool as `<tool>:<key>` (looked up first), so one tool can word a check its own
 way. The built-in catalogue (`prompts/tool_errors.json`) is this project's wording; an import of
 the reference (`agentsweep prompts import`) holds the reference's texts, read from its
-validators, and this module's keys are what the importer maps them onto.
+validators, and this module's keys are what the importer maps them onto. The catalogue itself
+(lookup, filling, checks) is the generic `evaluator.benchmarks.error_catalogue`.
 """
 
 from __future__ import annotations
 
-import json
-import re
-from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from cache_store.types import SandboxTexts, fill
+from evaluator.benchmarks.error_catalogue import (
+    SANDBOX_KEYS,
+    CatalogueError,
+    ErrorCatalogue,
+    dump_catalogue,
+)
+from evaluator.benchmarks.error_catalogue import parse_catalogue as parse_with_fields
 
 BUILTIN_FILE = Path(__file__).with_name("prompts") / "tool_errors.json"
 
@@ -88,77 +91,14 @@ ALIASES = {"traffic_aware_invalid": "execution_error",
            "origin_point_not_numeric": "origin_point_format"}
 """Keys the reference words with another key's text: an import copies that text."""
 
-SANDBOX_KEYS = ("unknown_tool", "malformed_json", "not_object", "no_simulator",
-                "simulation_failed", "live_failed", "empty_result")
-"""The keys `SandboxTexts` is made of (`empty_result` is always sent as it is)."""
-
-_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-class CatalogueError(ValueError):
-    """A catalogue that cannot be used (the message names the file and the key)."""
-
-
-@dataclass(frozen=True)
-class ToolErrorTexts:
-    """A checked catalogue. `text(tool, key, **values)` is what the agent reads."""
-
-    entries: Mapping[str, tuple[str, bool]]
-    origin: str = ""
-
-    def template(self, tool: str, key: str) -> tuple[str, bool]:
-        return self.entries.get(f"{tool}:{key}") or self.entries[key]
-
-    def text(self, tool: str, key: str, /, **values: Any) -> str:
-        template, as_json = self.template(tool, key)
-        body = fill(template, values)
-        return json.dumps({"error": body}, ensure_ascii=False) if as_json else body
-
-    def sandbox_texts(self) -> SandboxTexts:
-        """The sandbox's own texts (unknown tool, unparseable arguments, simulator failures,
-        empty answers), with the ones not sent as JSON named in `bare`."""
-        texts = {k: self.entries[k][0] for k in SANDBOX_KEYS}
-        bare = tuple(k for k in SANDBOX_KEYS if k != "empty_result" and not self.entries[k][1])
-        return SandboxTexts(**texts, bare=bare)
+ToolErrorTexts = ErrorCatalogue
+"""A checked catalogue (the generic `ErrorCatalogue`, `evaluator.benchmarks.error_catalogue`)."""
 
 
 def parse_catalogue(text: str, origin: str) -> ToolErrorTexts:
-    """A catalogue from its JSON text; CatalogueError naming `origin` and the key when it is
-    not a JSON object of `{"text", "json"}` entries, lacks a key, names an unknown one or a
-    template uses a field its key does not have."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise CatalogueError(f"{origin}: not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise CatalogueError(f"{origin}: expected a JSON object of error texts")
-    entries: dict[str, tuple[str, bool]] = {}
-    for full, entry in data.items():
-        key = full.split(":", 1)[-1]
-        if key not in FIELDS:
-            raise CatalogueError(f"{origin}: unknown key {full!r} (known: "
-                                 f"{', '.join(sorted(FIELDS))})")
-        if (not isinstance(entry, dict) or set(entry) != {"text", "json"}
-                or not isinstance(entry["text"], str) or not isinstance(entry["json"], bool)):
-            raise CatalogueError(f"{origin}: {full}: expected {{\"text\": string, "
-                                 "\"json\": true|false}")
-        bad = sorted(set(_FIELD.findall(entry["text"])) - FIELDS[key])
-        if bad:
-            raise CatalogueError(f"{origin}: {full}: unknown field {{{bad[0]}}} (fields of "
-                                 f"{key}: {', '.join(sorted(FIELDS[key])) or 'none'})")
-        entries[full] = (entry["text"], entry["json"])
-    missing = [k for k in FIELDS if k not in entries]
-    if missing:
-        raise CatalogueError(f"{origin}: no text for {missing[0]} (a set imported by an "
-                             "earlier agentsweep: import it again, `agentsweep prompts import "
-                             "--force`)")
-    return ToolErrorTexts(entries, origin)
-
-
-def dump_catalogue(entries: Mapping[str, tuple[str, bool]]) -> str:
-    """The JSON text of a catalogue (what `parse_catalogue` reads back)."""
-    return json.dumps({k: {"text": t, "json": j} for k, (t, j) in entries.items()},
-                      ensure_ascii=False, indent=2) + "\n"
+    """A catalogue of TravelBench's keys (`FIELDS`) from its JSON text; CatalogueError naming
+    `origin` and the key when it cannot be used (`error_catalogue.parse_catalogue`)."""
+    return parse_with_fields(text, origin, FIELDS)
 
 
 @cache
@@ -172,3 +112,7 @@ def of_prompts(prompts: Any) -> ToolErrorTexts:
         return builtin()
     return parse_catalogue(prompts.templates["tool_errors"].substitute(),
                            str(prompts.path / "tool_errors.txt"))
+
+
+__all__ = ["ALIASES", "FIELDS", "SANDBOX_KEYS", "CatalogueError", "ToolErrorTexts", "builtin",
+           "dump_catalogue", "of_prompts", "parse_catalogue"]
