@@ -131,6 +131,7 @@ class Sandbox:
         self._sim_fn = None if sim_tools is None else {
             t["function"]["name"]: t["function"] for t in sim_tools
             if isinstance(t.get("function"), dict) and t.get("type") == "function"}
+        self._file_version = self.sim_version  # the built-in prompt file's version
         self.sim_version += _style_version(self.style)
         self.store = store
         self.client = simulator_client
@@ -216,7 +217,7 @@ class Sandbox:
         examples = await self.retrieve(name, params, addr)
         shown = fn if self._sim_fn is None else self._sim_fn.get(
             name, {"name": name, "description": "", "parameters": {}})
-        messages = build_messages(shown, args, examples, self.sim_version, self._sim_sections,
+        messages = build_messages(shown, args, examples, self._file_version, self._sim_sections,
                                   parameters=self.style.parameters)
         try:
             text = await simulate(self.client, self.model, messages,
