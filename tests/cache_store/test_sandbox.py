@@ -13,6 +13,7 @@ from cache_store.importer import import_cache
 from cache_store.index import build_index
 from cache_store.persist import MissLog, MissRecord, export_misses, read_misses
 from cache_store.sandbox import NO_SIMULATOR, SandboxSettings, open_sandbox
+from cache_store.types import SandboxStyle
 
 from .conftest import TIME, FakeClient, FakeEmbedder, mini_schemas
 
@@ -53,6 +54,23 @@ async def test_hit_miss_error_paths(store: Path, tmp_path: Path) -> None:
     assert [r.source for r in recs] == ["simulated"]
     inner = json.loads(recs[0].params)
     assert inner["time"] == TIME and json.loads(inner["params"]) == {"location": "南京市"}
+
+
+async def test_a_style_simulates_with_the_builtin_prompt(store: Path, tmp_path: Path) -> None:
+    """A reference style changes the answers' content address (its version suffix), not the
+    built-in prompt file the simulator reads; the schema is shown as Python renders it."""
+    client = FakeClient()
+    settings = SandboxSettings(store=str(store), miss_log=str(tmp_path / "misses.jsonl"),
+                               simulated_store=str(tmp_path / "sim"))
+    sb = await open_sandbox(settings, tool_schemas=mini_schemas(), simulator_client=client,
+                            simulator_model="sim-model", embedder=FakeEmbedder(),
+                            style=SandboxStyle(parameters="python"))
+    miss = await sb.call("weather_current_conditions", '{"location": "南京市"}', task_time=TIME)
+    assert miss.source == "simulated" and sb.sim_version == "v1+py-schema"
+    schema = next(t["function"]["parameters"] for t in mini_schemas()
+                  if t["function"]["name"] == "weather_current_conditions")
+    assert str(schema) in client.calls[0][0].content
+    sb.close()
 
 
 async def test_no_simulator(store: Path, tmp_path: Path) -> None:
