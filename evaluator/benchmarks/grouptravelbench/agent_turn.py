@@ -19,7 +19,12 @@ As the reference's agent does it:
   table instruction in one user message; a reply that is a preference table replaces the
   agent's table (a complete snapshot), shown as indented JSON from then on;
 - an empty reply (no text, no tool call) is asked again, up to `EMPTY_REPLY_ATTEMPTS` in all
-  (the reference's client), and reply text loses a leading `<think>` block.
+  (the reference's client), and reply text loses a leading `<think>` block;
+- with `options.rendering = "reference"` each request goes out in the reference client's shape
+  (`evaluator.protocols.wire`, with the empty reasoning keys its client adds), a failed
+  simulation is no tool error in the chat (the reference's `has_error` is false there) and a
+  call without a function name is answered as the sandbox answers an unknown tool; the agent
+  is offered the prompt set's `agent_tools` (the reference's registry) when it has them.
 """
 
 from __future__ import annotations
@@ -33,11 +38,12 @@ from typing import Any
 from backends.types import ChatMessage, FunctionCall, ToolCall
 from cache_store.types import ToolOutcome
 from evaluator.protocols.loop import Episode
+from evaluator.protocols.wire import wire
 from evaluator.records import ToolCallRecord
 
 from .chat import AGENT, message
 from .plan import parse_agent_table
-from .prompting import Texts
+from .prompting import Texts, tool_list
 from .render import CallIds, agent_messages, arguments_object, outward_text, wire_arguments
 
 MAX_SAME_CALL = 2
@@ -67,13 +73,17 @@ def reply_text(content: str | None) -> str | None:
 
 
 async def ask(episode: Episode, role: str, client: Any, messages: list[ChatMessage],
-              tools: list[dict[str, Any]] | None = None) -> ChatMessage:
-    """One model reply, asked again while it is empty (EMPTY_REPLY_ATTEMPTS in all)."""
+              tools: list[dict[str, Any]] | None = None, *,
+              reference_wire: bool = False) -> ChatMessage:
+    """One model reply, asked again while it is empty (EMPTY_REPLY_ATTEMPTS in all);
+    `reference_wire`: the request's messages in the reference client's shape."""
+    sent: list[Any] = ([wire(m, empty_reasoning=True) for m in messages] if reference_wire
+                       else messages)
     for attempt in range(EMPTY_REPLY_ATTEMPTS):
         if role == "agent":
             episode.n_agent_calls += 1
         kwargs = {"tools": tools} if tools else {}
-        msg = await episode.call_model(role, client, messages, **kwargs)
+        msg = await episode.call_model(role, client, sent, **kwargs)
         msg.content = reply_text(msg.content)
         if msg.content or msg.tool_calls:
             return msg
@@ -126,11 +136,14 @@ class AgentSide:
     """The agent of one chat: its table, its call ids, its repetition guard."""
 
     def __init__(self, episode: Episode, texts: Texts, situation: Situation,
-                 max_iterations: int) -> None:
+                 max_iterations: int, *, reference: bool = False) -> None:
         self.episode = episode
         self.texts = texts
         self.situation = situation
         self.max_iterations = max(1, max_iterations)
+        self.reference = reference  # options.rendering = "reference"
+        offered = tool_list(episode.ctx.settings.prompts, "agent_tools") if reference else None
+        self.tools = offered if offered is not None else episode.ctx.sandbox.tools
         self.table = "{}"          # the table as shown in the system prompt
         self.table_data: dict[str, Any] | None = None
         self.ids = CallIds()
@@ -161,7 +174,7 @@ class AgentSide:
                                     ask=self.texts.text("agent_table_ask"))
         msgs = [ChatMessage(role="system", content=self.system()),
                 ChatMessage(role="user", content=request)]
-        reply = await ask(ep, "agent", ep.ctx.agent, msgs)
+        reply = await ask(ep, "agent", ep.ctx.agent, msgs, reference_wire=self.reference)
         ep.count("table_refreshes")
         self.take_table(reply.content or "")
 
@@ -182,7 +195,8 @@ class AgentSide:
         previous: frozenset[tuple[str, str]] | None = None
         self.guard.reason = reason = ""
         for _ in range(self.max_iterations):
-            msg = await ask(ep, "agent", ep.ctx.agent, messages, tools=ep.ctx.sandbox.tools)
+            msg = await ask(ep, "agent", ep.ctx.agent, messages, tools=self.tools,
+                            reference_wire=self.reference)
             text = msg.content or ""
             entries.append(message(AGENT, text, has_tool_calls=bool(msg.tool_calls)))
             if not msg.tool_calls:
@@ -198,14 +212,13 @@ class AgentSide:
                                 "arguments": json.dumps(arguments_object(record.arguments),
                                                         ensure_ascii=False)})
                 entries.append({"type": "tool_result", "name": record.name,
-                                "result": record.content,
-                                "error": record.error_category is not None})
+                                "result": record.content, "error": self._is_error(record)})
             previous, reason = self.guard.check(previous, records)
             if reason:
                 break
         forced = [ChatMessage(role="system", content=system + self.texts.text(
             "agent_force_finish")), *messages[1:]]
-        reply = await ask(ep, "agent", ep.ctx.agent, forced)
+        reply = await ask(ep, "agent", ep.ctx.agent, forced, reference_wire=self.reference)
         text = reply.content or ""
         ep.count("forced_replies")
         entries.append(message(AGENT, text))
@@ -222,7 +235,7 @@ class AgentSide:
             name = call.function.name if call.function is not None else ""
             raw = (call.function.arguments if call.function is not None else "") or ""
             args = arguments_object(raw)
-            if not name:
+            if not name and not self.reference:
                 outcome = _NO_NAME
             elif "raw_arguments" in args:
                 outcome = ToolOutcome(content=self._bad_arguments(str(args["raw_arguments"])),
@@ -238,6 +251,13 @@ class AgentSide:
             records.append(record)
         ep.timings["tool"] = ep.timings.get("tool", 0.0) + sum(r.latency_s for r in records)
         return records
+
+    def _is_error(self, record: ToolCallRecord) -> bool:
+        """The chat entry's `error` flag: any error category; under the reference rendering
+        not a failed simulation, whose text the reference returns as an answer."""
+        if self.reference and record.error_category == "simulation_failed":
+            return False
+        return record.error_category is not None
 
     def _bad_arguments(self, raw: str) -> str:
         shown = raw[:BAD_ARGUMENTS_SHOWN] + "..." if len(raw) > BAD_ARGUMENTS_SHOWN else raw

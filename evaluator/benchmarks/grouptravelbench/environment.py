@@ -1,6 +1,11 @@
 """GroupTravelBench's environment: its 10 tools (`bench_data/grouptravelbench_tools.json`)
 answered by the cached tool sandbox, misses simulated by the tool simulator from the nearest
-cached examples (the seed's appendix B.3), arguments checked by `validation.py` first.
+cached examples (the seed's appendix B.3), arguments checked by `validation.py` first, the
+agent told what went wrong in the words of the run's prompt set (`tool_errors.py`). With
+`options.rendering = "reference"` the sandbox works as the reference's does
+(`cache_store.types.SandboxStyle`): the simulator is shown a tool's schema as Python renders a
+dict, from the prompt set's `tool_simulator_tools` when it has one, and the checks follow the
+reference's dispatcher (`validation.validate`, `reference`).
 
 Before any engine starts, `check` also finds and checks the POI table the rule metrics will
 read (`options.poi_table`; `poi_file.resolve`): a table with a bad value stops the run naming
@@ -12,27 +17,20 @@ deviation "GU/GF/PV without POI table", `deviations`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
 from typing import Any
 
-from cache_store.types import SandboxTexts
+from cache_store.types import SandboxStyle, SandboxTexts, Validator
 from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
 from evaluator.benchmarks.cached_sandbox import CachedSandbox
+from evaluator.benchmarks.travelbench.adcode import AdcodeTableError, RegionTable, load_regions
 
-from .options import POI_FILE, POI_NONE, GroupOptions
+from .options import POI_FILE, POI_NONE, GroupOptions, reference_rendering
 from .poi_file import PoiTableError, load_poi_table, resolve
-from .validation import validator
-
-TEXTS = SandboxTexts(
-    unknown_tool="no tool named {name}",
-    malformed_json="the tool arguments are not valid JSON ({error}); check quotes and brackets",
-    not_object="the tool arguments must be a JSON object, got {type}",
-    no_simulator="no cached answer and no tool simulator configured",
-    simulation_failed="tool simulation failed: {error}",
-    live_failed="live tool failed: {error}",
-    empty_result="Nothing found. Check the arguments; if they are right, there may be no data "
-                 "for this request.",
-)
-"""What the agent reads when a call cannot be answered (this project's wording)."""
+from .prompting import tool_list
+from .tool_errors import CatalogueError, ErrorCatalogue, of_prompts
+from .validation import validate
 
 NO_POI_TABLE = "GU/GF/PV without POI table"
 POI_HELP = (f"give the reference's {'/'.join(POI_FILE)} with --poi-table PATH (or put "
@@ -74,6 +72,64 @@ def deviations(config: Any) -> dict[str, dict[str, Any]]:
                                   "note": NO_POI_TABLE}}
 
 
+def _catalogue(request: EnvironmentRequest) -> ErrorCatalogue:
+    try:
+        return of_prompts(request.prompts)
+    except CatalogueError as exc:
+        raise BenchmarkError(f"prompts: {exc}") from None
+
+
+def place_table(setting: str, data_root: str | Path | None
+                ) -> tuple[RegionTable | None, dict[str, Any]]:
+    """The division table city names are checked against (`sandbox.adcode_table`: "off" = no
+    check, a path = that table, "" = `<data_root>/adcode.txt` when present, else no check)."""
+    if setting == "off":
+        return None, {"adcode_checks": False, "adcode_source": "off (sandbox.adcode_table)"}
+    if setting:
+        path, source = Path(setting), "sandbox.adcode_table"
+    elif data_root is not None and (Path(data_root) / "adcode.txt").is_file():
+        path, source = Path(data_root) / "adcode.txt", "dataset"
+    else:
+        return None, {"adcode_checks": False,
+                      "adcode_source": "no adcode.txt next to the data: city names unchecked"}
+    try:
+        table = load_regions(path)
+    except AdcodeTableError as exc:
+        raise BenchmarkError(f"sandbox: {exc} (needed to check GroupTravelBench city names; "
+                             "set sandbox.adcode_table = PATH, or \"off\" to skip that check)"
+                             ) from None
+    return table, {"adcode_checks": True, "adcode_source": source, "adcode_table": table.path,
+                   "adcode_sha256": table.sha256, "adcode_names": len(table)}
+
+
+def validator(request: EnvironmentRequest) -> tuple[Validator, dict[str, Any]]:
+    """Per-run factory for `CachedSandbox`: the reference's rules with the run's division
+    table and the prompt set's error texts, and their description for the manifest.
+    `sandbox.validation` is not read: the reference's checks already include the schema
+    types, so "strict" would add nothing."""
+    ts = request.taskset
+    regions, info = place_table(request.config.sandbox.adcode_table,
+                                ts.files[0].parent if ts.files else None)
+    return partial(validate, regions=regions, texts=_catalogue(request),
+                   reference=reference_rendering(_options(request.config))), {
+        "validation": "grouptravelbench-reference", **info}
+
+
+def texts(request: EnvironmentRequest) -> SandboxTexts:
+    """The sandbox's texts (unknown tool, simulator failures, empty answers) of the run's set."""
+    return _catalogue(request).sandbox_texts()
+
+
+def style(request: EnvironmentRequest) -> SandboxStyle:
+    """The reference's way with calls under `rendering = "reference"` (module doc); the
+    reference's agent catches unparseable arguments itself (`agent_turn`)."""
+    if not reference_rendering(_options(request.config)):
+        return SandboxStyle()
+    tools = tool_list(request.prompts, "tool_simulator_tools")
+    return SandboxStyle(parameters="python",
+                        simulator_tools=None if tools is None else tuple(tools))
+
+
 @dataclass(frozen=True)
 class GroupEnvironment(CachedSandbox):
     """The cached sandbox, with the POI table checked before the run starts."""
@@ -83,4 +139,4 @@ class GroupEnvironment(CachedSandbox):
         check_poi_table(request)
 
 
-ENVIRONMENT = GroupEnvironment(validator=validator, texts=TEXTS)
+ENVIRONMENT = GroupEnvironment(validator=validator, texts=texts, style=style)

@@ -1,10 +1,11 @@
 """GroupTravelBench's own settings, the run config's `[options]` table.
 
-The defaults are the reference's behaviour, which is this project's behaviour too; the paper
-profile names the same values, so a run that changes one lists it as a deviation. The POI
-table's path is not a profile field (any path of the reference's table is the paper's table);
-under the `paper` profile a run needs the table, and `poi_table = "none"` (running without it)
-is recorded as a deviation ("GU/GF/PV without POI table").
+The defaults are the reference's behaviour, which is this project's behaviour too, except
+`rendering`, whose default "project" is what runs were made with before it existed; the paper
+profile names the reference's value of each, so a run that changes one lists it as a deviation.
+The POI table's path is not a profile field (any path of the reference's table is the paper's
+table); under the `paper` profile a run needs the table, and `poi_table = "none"` (running
+without it) is recorded as a deviation ("GU/GF/PV without POI table").
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ CRASH_RULES = ("failed_run", "no_agent_message")
 JUDGE_AVERAGES = ("tasks", "units")
 SUMMARY_STYLES = ("mediation", "table")
 JUDGE_PARSERS = ("reference", "tolerant")
+RENDERINGS = ("project", "reference")
 
 
 class GroupOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -45,6 +47,19 @@ class GroupOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         reference's XML reading; what it rejects is a failed attempt) or "tolerant" (JSON or
         XML, English or Chinese rating words; also used whenever judge.structured_output is
         on, since guided decoding answers JSON).
+    rendering: what of the reference's requests and tools is reproduced beyond the message
+        texts and layout (which are the reference's under either value): "reference" (the
+        paper profile) sends the agent's requests in the reference client's shape (a tool
+        call with "type": "function" and its arguments always, empty `reasoning_content` and
+        `reasoning` on an assistant message with tool calls, a tool message's keys in its
+        order), gives the agent the tool list of an imported prompt set (the reference's
+        registry: Chinese descriptions), shows the tool simulator the schema of the set's
+        copy (`TOOLS_SCHEMAS`) as Python renders a dict, lets an argument named like a
+        parameter of the reference's dispatcher (`name`) fail as it fails there, and marks a
+        failed simulation as no tool error, as the reference does; "project" (the default,
+        what runs were made with before) sends the generic request shape, the data's tool
+        list (the bundled English schemas unless a tools.json is beside the tasks) and shows
+        the simulator that list's schema as sorted JSON.
     """
 
     poi_table: str = ""
@@ -52,11 +67,12 @@ class GroupOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     judge_average: str = "tasks"
     summary_style: str = "mediation"
     judge_parser: str = "reference"
+    rendering: str = "project"
 
     def __post_init__(self) -> None:
         for name, allowed in (("crash_rule", CRASH_RULES), ("judge_average", JUDGE_AVERAGES),
                               ("summary_style", SUMMARY_STYLES),
-                              ("judge_parser", JUDGE_PARSERS)):
+                              ("judge_parser", JUDGE_PARSERS), ("rendering", RENDERINGS)):
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -68,3 +84,8 @@ DEFAULT_OPTIONS = GroupOptions()
 def options_of(value: object) -> GroupOptions:
     """The run's GroupOptions (the defaults when a caller passes none)."""
     return value if isinstance(value, GroupOptions) else DEFAULT_OPTIONS
+
+
+def reference_rendering(value: object) -> bool:
+    return options_of(value).rendering == "reference"
+

@@ -8,7 +8,8 @@ its place in the code (an assignment, a keyword argument, a call's argument, a d
 counted in source order); nothing is executed (`ast`). Placeholders become ours (`$name`),
 literal dollars `$$`, and a text the reference sends unformatted keeps its braces as the model
 sees them. The tool simulator's prompt comes from `simulators/tool_prompt.py` (the same texts as
-TravelBench's). The generic machinery (`evaluator.prompt_import`) checks and writes the set.
+TravelBench's); the data roles (tool lists, error texts) from `prompt_import_data.py`. The
+generic machinery (`evaluator.prompt_import`) checks and writes the set.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from evaluator.prompt_import import (
     write_set,
 )
 
+from .prompt_import_data import NOT_IMPORTED, data_files
 from .prompting import PROMPT_ROLES
 
 REPOSITORY = "small-xiangcheng/GroupTravelbench"
@@ -225,6 +227,9 @@ def render(checkout: Path) -> tuple[dict[str, str], dict[str, str]]:
     sim["system"] += "{examples}"  # the reference appends the examples to the system prompt
     sim["example_separator"] = ""  # ... and the example blocks to each other
     files["tool_simulator.txt"] = simulator_file(sim)
+    data, origin = data_files(checkout)
+    files.update(data)
+    provenance.update(origin)
     assert set(files) == {f"{r}.txt" for r in PROMPT_ROLES.roles}
     return files, provenance
 
@@ -246,6 +251,7 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "group
         "benchmark": "grouptravelbench",
         "source": {"repository": REPOSITORY, "path": str(checkout),
                    "commit": git_commit(checkout)},
+        "not_imported": list(NOT_IMPORTED),
         "placeholders": {role: dict(s.fields) for role, s in SOURCES.items() if s.fields},
     }
     return out, write_set(out, files, provenance, manifest, PROMPT_ROLES, force)

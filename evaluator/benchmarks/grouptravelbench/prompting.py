@@ -7,16 +7,26 @@ what, in which order) is the reference's for every set (`render.py`, `protocol.p
 `judges.py`), so with an imported set every message is the reference's byte for byte.
 
 Templates use `string.Template` syntax (`$name`, `$$` for a dollar) and are used exactly as
-read: no newline is added or dropped.
+read: no newline is added or dropped. Three roles hold data, read as they are (`DATA_ROLES`):
+the agent's tool list and the tool simulator's (JSON arrays of OpenAI tools; empty in the
+built-in set: the data's tools) and the sandbox's error texts (`tool_errors.py`).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from string import Template
+from typing import Any
 
-from evaluator.prompt_sets import PromptRoles, PromptSet, RoleSpec, load_prompt_set
+from evaluator.prompt_sets import (
+    PromptRoles,
+    PromptSet,
+    PromptSetError,
+    RoleSpec,
+    load_prompt_set,
+)
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
 SIMULATOR_PROMPT = Path(__file__).resolve().parents[3] / "cache_store" / "prompts" / \
@@ -70,10 +80,62 @@ ROLE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "meta_no_rating": (F(), F()),
 }
 
+DATA_ROLES: dict[str, Path | None] = {
+    # the tool list the agent is offered (a JSON array of OpenAI tools; empty: the data's);
+    # used under `options.rendering = "reference"`
+    "agent_tools": None,
+    # the tool list the tool simulator takes descriptions and schemas from (empty: the
+    # agent's); used under `options.rendering = "reference"`
+    "tool_simulator_tools": None,
+    # the sandbox's error texts (tool_errors.py)
+    "tool_errors": PROMPT_DIR / "tool_errors.json",
+}
+TOOL_LIST_ROLES = ("agent_tools", "tool_simulator_tools")
+
+
+def _where(ps: PromptSet, role: str) -> str:
+    if ps.path is not None:
+        return str(ps.path / f"{role}.txt")
+    return str(DATA_ROLES[role] or f"<builtin {role}>")
+
+
+def tool_list(ps: PromptSet | None, role: str) -> list[dict[str, Any]] | None:
+    """The tool list of a data role (None: the built-in set or an empty text)."""
+    if ps is None or ps.builtin or not ps.texts[role].strip():
+        return None
+    return json.loads(ps.texts[role])
+
+
+def _check_set(ps: PromptSet) -> None:
+    """The data roles of a set can be used (PromptSetError naming the file otherwise)."""
+    from .tool_errors import CatalogueError, parse_catalogue
+
+    for role in TOOL_LIST_ROLES:
+        text = ps.texts[role]
+        if not text.strip():
+            continue
+        try:
+            tools = json.loads(text)
+        except ValueError as exc:
+            raise PromptSetError(f"{_where(ps, role)}: not JSON: {exc}") from None
+        if not isinstance(tools, list) or not all(
+                isinstance(t, dict) and t.get("type") == "function"
+                and isinstance(t.get("function"), dict)
+                and isinstance(t["function"].get("name"), str) for t in tools):
+            raise PromptSetError(f"{_where(ps, role)}: expected a JSON array of tools "
+                                 '({"type": "function", "function": {"name": ...}})')
+    try:
+        parse_catalogue(ps.texts["tool_errors"], _where(ps, "tool_errors"))
+    except CatalogueError as exc:
+        raise PromptSetError(str(exc)) from None
+
+
 PROMPT_ROLES = PromptRoles(
     templates={role: RoleSpec(req, opt, PROMPT_DIR / f"{role}.txt")
                for role, (req, opt) in ROLE_FIELDS.items()},
     simulator=SIMULATOR_PROMPT,
+    check=_check_set,
+    data=DATA_ROLES,
 )
 
 

@@ -13,11 +13,12 @@ the agent is told to give its plan, up to 3 times, only the last attempt enterin
 ("max_turn_reached"; a plan-shaped one counts as generated); after a plan the table is
 refreshed once more on the chat without it. Users see the outward messages only.
 
-`options.summary_style = "table"` makes the summaries ask for the group's preference table
-(posted as JSON in the chat) instead of the reference's mediation. The record's `extra` keeps
-the chat (tool entries included), the effective and the agent's tables, the compromise log and
-statistics and `plan_generated` for the judges; `events` counts speaking events as the
-reference does (passes, @-mentions, summaries, the final plan).
+`options.rendering = "reference"` sends the agent's requests in the reference client's shape
+(`agent_turn`). `options.summary_style = "table"` makes the summaries ask for the group's
+preference table (posted as JSON in the chat) instead of the reference's mediation. The
+record's `extra` keeps the chat (tool entries included), the effective and the agent's tables,
+the compromise log and statistics and `plan_generated` for the judges; `events` counts speaking
+events as the reference does (passes, @-mentions, summaries, the final plan).
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from evaluator.records import EpisodeRecord
 from .agent_turn import MAX_REPETITIVE_TURNS, AgentSide, Situation, ask
 from .chat import AGENT, is_message, last_outward, message
 from .compromise import CompromiseTracker
-from .options import options_of
+from .options import options_of, reference_rendering
 from .plan import is_travel_plan
 from .prompting import Texts
 from .render import CallIds, agent_messages, history_before_last_message, user_messages
@@ -57,8 +58,12 @@ DIRECTIVE_ROLE = "user"
 
 
 def prompt_version(ctx: EpisodeContext) -> str:
+    """The protocol's version, its prompt set's label (not the built-in set's) and
+    "+ref-render" under `options.rendering = "reference"` (the agent's request shape and tool
+    list change)."""
     ps = ctx.settings.prompts
-    return PROMPT_VERSION if ps is None else ps.version(PROMPT_VERSION)
+    base = PROMPT_VERSION if ps is None else ps.version(PROMPT_VERSION)
+    return base + ("+ref-render" if reference_rendering(ctx.settings.options) else "")
 
 
 def user_list(users: list[str]) -> str:
@@ -90,7 +95,7 @@ class GroupChat:
                                extra={"prompt_version": prompt_version(ctx)})
         self.agent = AgentSide(self.episode, self.texts, Situation(
             self.user_names, self.task.query, self.task.context, self.task.time),
-            ctx.settings.max_steps)
+            ctx.settings.max_steps, reference=reference_rendering(self.options))
         ask_role = "agent_table_ask" if self.options.summary_style == "table" else (
             "agent_convergence")
         self.summary_ask = self.texts.text(ask_role)

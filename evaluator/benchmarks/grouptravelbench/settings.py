@@ -7,10 +7,11 @@ and reply), the tool simulator at 8,192, 20 model calls per agent turn, the judg
 temperature 0.1 with 32,768 output tokens and up to 10 attempts (the 8th to 10th at 0.7)
 reading free text (no guided JSON), the meta-judge calibration on (the reference's full
 evaluation has it on), the tool simulator shown the 8 nearest cached examples, and the
-reference's behaviour in every GroupTravelBench option (`options.py`). Rounds and kappa follow
-each task's difficulty (scheduler.ROUND_SETTINGS). The judge's context guard is off
-(`context_tokens` 0): the reference shows its judge the whole chat, so a guard set for a
-smaller judge is a recorded deviation. The POI table is required (environment.py).
+reference's behaviour in every GroupTravelBench option (`options.py`; `rendering =
+"reference"`: the reference client's request shape, the tool list and simulator schemas of an
+imported set). Rounds and kappa follow each task's difficulty (scheduler.ROUND_SETTINGS). The
+judge's context guard is off (`context_tokens` 0): the reference shows its judge the whole
+chat, so a guard set for a smaller judge is a recorded deviation. The POI table is required (environment.py).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ PAPER: dict[str, Any] = {
     },
     "sandbox": {"top_k": 8, "simulator_max_tokens": 8192},
     "options": {"crash_rule": "failed_run", "judge_average": "tasks",
-                "summary_style": "mediation", "judge_parser": "reference"},
+                "summary_style": "mediation", "judge_parser": "reference",
+                "rendering": "reference"},
 }
 
 PROFILES = {"paper": PAPER}

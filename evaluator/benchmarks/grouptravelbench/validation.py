@@ -19,9 +19,17 @@ City names are resolved with the administrative-division table (`adcode.txt`, th
 and full-name rules as TravelBench's, `travelbench/adcode.py`); with `regions=None` that one
 check is skipped and everything else runs.
 
+The texts are the run's prompt set's (`tool_errors.py`): each failed check is a catalogue key
+with its fields (and the argument it concerns, for a text worded per argument). With
+`reference=True` (`options.rendering = "reference"`) two more of the reference's ways apply: an
+argument named like a parameter of its dispatcher (`self`, `name`) fails before the tool is
+reached (`reserved_argument`), and the checks read the arguments in sorted order, as the
+reference's tools read them back from `json.dumps(..., sort_keys=True)` (which unknown argument
+or wrong type is reported first). Which calls are errors depends on neither.
+
 `validate` has the sandbox's `Validator` signature and returns None or (error category, the
-`{"error": ...}` JSON text the agent sees); `check` gives the reference's own contract ("" when
-valid, else the error text); `validator(request)` is the per-run factory.
+text the agent sees); `check` gives the reference's own contract ("" when valid, else the error
+text); the per-run factory is `environment.validator`.
 """
 
 from __future__ import annotations
@@ -29,13 +37,12 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime
-from functools import partial
-from pathlib import Path
 from typing import Any
 
-from cache_store.types import Validator
-from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
-from evaluator.benchmarks.travelbench.adcode import AdcodeTableError, RegionTable, load_regions
+from cache_store.keys import params_json
+from evaluator.benchmarks.travelbench.adcode import RegionTable
+
+from .tool_errors import CATEGORY, RESERVED, ErrorCatalogue, builtin
 
 Failure = tuple[str, str]
 
@@ -58,13 +65,20 @@ ALONG_ROUTE_MODES = ("driving", "walking", "bicycling")
 
 
 class _Bad(Exception):
-    def __init__(self, category: str, message: str) -> None:
-        super().__init__(message)
-        self.category, self.message = category, message
+    """A failed check: its catalogue key, the argument it concerns and the text's fields."""
+
+    def __init__(self, check: str, argument: str = "", /, **fields: Any) -> None:
+        super().__init__(check)
+        self.key, self.argument, self.fields = check, argument, fields
 
 
-def _fail(category: str, message: str) -> Failure:
-    return category, json.dumps({"error": message}, ensure_ascii=False)
+def _quoted(names: Any) -> str:
+    return ", ".join(f"'{n}'" for n in sorted(names))
+
+
+def _value(a: dict, key: str) -> dict[str, Any]:
+    """The fields of a check on one argument's value."""
+    return {"key": key, "value": a.get(key), "value_repr": repr(a.get(key))}
 
 
 # -- 1. generic schema checks ----------------------------------------------------------------
@@ -74,46 +88,52 @@ def _is_type(value: Any, typ: Any) -> bool:
     return expected is None or isinstance(value, expected)
 
 
-def _type_error(key: str, value: Any, spec: dict) -> str:
+def _type_check(key: str, value: Any, spec: dict) -> None:
     """Mirrors the type loop: `anyOf` (null allowed only via a null branch), else `type`."""
     got = type(value).__name__
     if isinstance(spec.get("anyOf"), list):
         kinds = [o.get("type") if isinstance(o, dict) else None for o in spec["anyOf"]]
         if value is None:
-            return "" if "null" in kinds else f"'{key}' must not be null"
+            if "null" not in kinds:
+                raise _Bad("null_not_allowed", key, key=key)
+            return
         others = [k for k in kinds if k != "null"]
-        if any(_is_type(value, k) for k in others):
-            return ""
-        return f"'{key}' has the wrong type: expected {' or '.join(map(str, others))}, got {got}"
+        if not any(_is_type(value, k) for k in others):
+            raise _Bad("wrong_type_any", key, key=key, expected=" or ".join(map(str, others)),
+                       expected_repr=repr(others), got=got)
+        return
     typ = spec.get("type")
     if typ and not _is_type(value, typ):
-        return f"'{key}' has the wrong type: expected {typ}, got {got}"
-    return ""
+        raise _Bad("wrong_type", key, key=key, expected=typ, got=got)
 
 
-def _schema_failure(args: dict[str, Any], parameters: dict) -> Failure | None:
+def _names(key: str, args: dict[str, Any], props: dict) -> dict[str, Any]:
+    """The fields of an unknown (or reserved) argument `key`."""
+    return {"key": key, "accepted": ", ".join(props), "accepted_repr": repr(list(props)),
+            "accepted_quoted": _quoted(props),
+            "unknown_quoted": _quoted(k for k in args if k not in props)}
+
+
+def _schema_check(args: dict[str, Any], parameters: dict) -> None:
     """Unknown arguments, then missing required ones, then JSON types (the reference's order)."""
     props = parameters.get("properties") or {}
     for key in args:
         if key not in props:
-            return _fail("unknown_parameter", f"unknown argument '{key}'; this tool accepts: "
-                                              f"{', '.join(props)}")
-    for key in parameters.get("required") or []:
-        if key not in args:
-            return _fail("missing_required", f"missing required argument '{key}'")
+            raise _Bad("unknown_parameter", key, **_names(key, args, props))
+    required = parameters.get("required") or []
+    missing = [k for k in required if k not in args]
+    if missing:
+        raise _Bad("missing_required", missing[0], key=missing[0],
+                   missing_quoted=_quoted(set(missing)))
     for key, value in args.items():
-        spec = props[key] if isinstance(props[key], dict) else {}
-        message = _type_error(key, value, spec)
-        if message:
-            return _fail("wrong_type", message)
-    return None
+        _type_check(key, value, props[key] if isinstance(props[key], dict) else {})
 
 
 # -- 2. the per-tool rules -------------------------------------------------------------------
 def _nonblank(a: dict, key: str) -> None:
     """Mirrors `if not value or not value.strip()` on a present string argument."""
     if key in a and (not a[key] or not a[key].strip()):
-        raise _Bad("missing_required", f"'{key}' must not be empty")
+        raise _Bad("empty", key, key=key)
 
 
 def known_place(regions: RegionTable, name: str) -> bool:
@@ -131,7 +151,7 @@ def _city(a: dict, key: str, regions: RegionTable | None) -> None:
     `destination`, search_poi `city`): when present, non-blank, then a known division name."""
     _nonblank(a, key)
     if key in a and regions is not None and not known_place(regions, a[key]):
-        raise _Bad("out_of_range", f"'{key}': unknown city or district name {a[key]!r}")
+        raise _Bad("city_unknown", key, **_value(a, key))
 
 
 def _optional_city(a: dict, key: str, regions: RegionTable | None) -> None:
@@ -139,7 +159,7 @@ def _optional_city(a: dict, key: str, regions: RegionTable | None) -> None:
     value = a.get(key)
     if value is not None and value.strip() and regions is not None \
             and not known_place(regions, value):
-        raise _Bad("out_of_range", f"'{key}': unknown city or district name {value!r}")
+        raise _Bad("city_unknown", key, **_value(a, key))
 
 
 def _date(a: dict, key: str) -> None:
@@ -149,72 +169,78 @@ def _date(a: dict, key: str) -> None:
     if value is None:
         return
     if not _DATE.match(value):
-        raise _Bad("out_of_range", f"'{key}' must be a date in YYYY-MM-DD format, got {value!r}")
+        raise _Bad("date_format", key, **_value(a, key))
     try:
         datetime.strptime(value, "%Y-%m-%d")
     except ValueError:
-        raise _Bad("out_of_range", f"'{key}' is not a real calendar date: {value!r}") from None
+        raise _Bad("date_invalid", key, **_value(a, key)) from None
 
 
 def _clock(a: dict, key: str) -> None:
     """Mirrors `_validate_time_format` on a non-null time: TIME_PATTERN (`^\\d{2}:\\d{2}$`),
-    then hour 0-23 and minute 0-59."""
+    then hour 0-23, then minute 0-59."""
     value = a.get(key)
     if value is None:
         return
     if not _CLOCK.match(value):
-        raise _Bad("out_of_range", f"'{key}' must be a time in HH:MM format, got {value!r}")
+        raise _Bad("time_format", key, **_value(a, key))
     hour, minute = (int(part) for part in value.split(":"))
-    if not 0 <= hour <= 23 or not 0 <= minute <= 59:
-        raise _Bad("out_of_range", f"'{key}' is not a valid time of day: {value!r}")
+    if not 0 <= hour <= 23:
+        raise _Bad("time_hour", key, **_value(a, key))
+    if not 0 <= minute <= 59:
+        raise _Bad("time_minute", key, **_value(a, key))
 
 
 def _time_window(a: dict) -> None:
     """Mirrors `depart_time_start > depart_time_end` (a string comparison) when both are set."""
     start, end = a.get("depart_time_start"), a.get("depart_time_end")
     if start is not None and end is not None and start > end:
-        raise _Bad("out_of_range", "'depart_time_start' must not be later than "
-                                   "'depart_time_end'")
+        raise _Bad("time_window")
 
 
 def _choice(a: dict, key: str, allowed: tuple[str, ...]) -> None:
     """Mirrors the `valid_*_values` / `valid_modes` lists on a present, non-null value."""
     value = a.get(key)
     if value is not None and value not in allowed:
-        raise _Bad("bad_enum", f"'{key}' must be one of {', '.join(allowed)}; got {value!r}")
+        raise _Bad("choice", key, allowed=", ".join(allowed), allowed_repr=repr(list(allowed)),
+                   **_value(a, key))
 
 
 def _bounds(a: dict, key: str, lo: float, hi: float | None = None, *,
             exclusive: bool = False) -> None:
     """Mirrors the range checks on a present, non-null number (`v < lo or v > hi`; with
-    `exclusive`, `v <= lo`)."""
+    `exclusive`, `v <= lo`): `range_low` / `range_high` for a two-sided range, `minimum` or
+    `above` for a one-sided one."""
     value = a.get(key)
     if value is None:
         return
-    if (value <= lo if exclusive else value < lo) or (hi is not None and value > hi):
-        if exclusive:
-            span = f"greater than {lo}"
-        else:
-            span = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-        raise _Bad("out_of_range", f"'{key}' must be {span}, got {value}")
+    fields = {"key": key, "low": lo, "value": value}
+    if exclusive:
+        if value <= lo:
+            raise _Bad("above", key, **fields)
+    elif hi is None:
+        if value < lo:
+            raise _Bad("minimum", key, **fields)
+    elif value < lo or value > hi:
+        raise _Bad("range_low" if value < lo else "range_high", key, high=hi, **fields)
 
 
 def _coordinate(text: str, key: str) -> None:
     """Mirrors `_validate_coordinate` / `_validate_location_coordinate`: exactly two
     comma-separated parts, both float()-able, longitude (first) in [-180, 180], latitude in
     [-90, 90]."""
+    fields = {"key": key, "value": text, "value_repr": repr(text)}
     parts = text.split(",")
     if len(parts) != 2:
-        raise _Bad("out_of_range", f"'{key}' must be \"longitude,latitude\", got {text!r}")
+        raise _Bad("coordinate_format", key, **fields)
     try:
         lon, lat = float(parts[0].strip()), float(parts[1].strip())
     except ValueError:
-        raise _Bad("out_of_range", f"'{key}': coordinates must be numbers, got {text!r}") \
-            from None
+        raise _Bad("coordinate_numbers", key, **fields) from None
     if not -180 <= lon <= 180:
-        raise _Bad("out_of_range", f"'{key}': longitude must be within -180..180, got {lon}")
+        raise _Bad("longitude_range", key, lon=lon, **fields)
     if not -90 <= lat <= 90:
-        raise _Bad("out_of_range", f"'{key}': latitude must be within -90..90, got {lat}")
+        raise _Bad("latitude_range", key, lat=lat, **fields)
 
 
 def _endpoint(a: dict, key: str) -> None:
@@ -225,7 +251,7 @@ def _endpoint(a: dict, key: str) -> None:
     if value is None:
         return
     if not value or not value.strip():
-        raise _Bad("missing_required", f"'{key}' must not be empty")
+        raise _Bad("empty", key, key=key)
     value = value.strip()
     if len(value) >= 3 and value[:3].isdigit():
         _coordinate(value, key)
@@ -277,7 +303,7 @@ def _poi(a: dict, regions: RegionTable | None) -> None:
     _bounds(a, "price_max", 0)
     low, high = a.get("price_min"), a.get("price_max")
     if low is not None and high is not None and low > high:
-        raise _Bad("out_of_range", "'price_min' must not be greater than 'price_max'")
+        raise _Bad("price_order")
     _endpoint(a, "location")
 
 
@@ -293,7 +319,7 @@ def _plan_route(a: dict, regions: RegionTable | None) -> None:
     _clock(a, "time")
     _optional_city(a, "city", regions)
     if a.get("mode", "transit") == "transit" and not a.get("city"):
-        raise _Bad("missing_required", "'city' is required when mode is transit (the default)")
+        raise _Bad("transit_city")
 
 
 def _compare_routes(a: dict, regions: RegionTable | None) -> None:
@@ -322,63 +348,37 @@ _RULES = {
 
 
 def validate(tool: str, args: dict[str, Any], parameters: dict, task_time: str = "",
-             regions: RegionTable | None = None) -> Failure | None:
-    """The sandbox's `Validator`: None when the call is valid, else (category, error JSON).
+             regions: RegionTable | None = None, texts: ErrorCatalogue | None = None,
+             reference: bool = False) -> Failure | None:
+    """The sandbox's `Validator`: None when the call is valid, else (category, the text the
+    agent reads, from `texts`: default the built-in catalogue).
 
     `task_time` is unused (the reference checks no date against the task's time); a tool
-    without rules here gets the generic schema checks only.
+    without rules here gets the generic schema checks only. `reference`: the reference's
+    dispatcher collisions and argument order (module doc).
     """
-    bad = _schema_failure(args, parameters)
-    if bad is not None:
-        return bad
-    rule = _RULES.get(tool)
-    if rule is None:
-        return None
+    texts = texts or builtin()
+    props = parameters.get("properties") or {}
     try:
-        rule(args, regions)
-    except _Bad as exc:
-        return _fail(exc.category, exc.message)
+        if reference:
+            for key in args:
+                if key in RESERVED:
+                    raise _Bad("reserved_argument", key, **_names(key, args, props))
+            args = json.loads(params_json(args))
+        _schema_check(args, parameters)
+        rule = _RULES.get(tool)
+        if rule is not None:
+            rule(args, regions)
+    except _Bad as bad:
+        return CATEGORY[bad.key], texts.text(tool, bad.key, argument=bad.argument, **bad.fields)
     except Exception as exc:  # noqa: BLE001 - only reachable with a schema unlike the reference's
-        return _fail("wrong_type", f"invalid argument value ({type(exc).__name__}: {exc})")
+        return CATEGORY["invalid_value"], texts.text(tool, "invalid_value", error=exc,
+                                                    type=type(exc).__name__)
     return None
 
 
 def check(tool: str, args: dict[str, Any], parameters: dict,
           regions: RegionTable | None = None) -> str:
-    """The reference's contract: "" when the call is valid, else the `{"error": ...}` text."""
+    """The reference's contract: "" when the call is valid, else the error text."""
     bad = validate(tool, args, parameters, "", regions)
     return "" if bad is None else bad[1]
-
-
-def place_table(setting: str, data_root: str | Path | None
-                ) -> tuple[RegionTable | None, dict[str, Any]]:
-    """The division table city names are checked against (`sandbox.adcode_table`: "off" = no
-    check, a path = that table, "" = `<data_root>/adcode.txt` when present, else no check)."""
-    if setting == "off":
-        return None, {"adcode_checks": False, "adcode_source": "off (sandbox.adcode_table)"}
-    if setting:
-        path, source = Path(setting), "sandbox.adcode_table"
-    elif data_root is not None and (Path(data_root) / "adcode.txt").is_file():
-        path, source = Path(data_root) / "adcode.txt", "dataset"
-    else:
-        return None, {"adcode_checks": False,
-                      "adcode_source": "no adcode.txt next to the data: city names unchecked"}
-    try:
-        table = load_regions(path)
-    except AdcodeTableError as exc:
-        raise BenchmarkError(f"sandbox: {exc} (needed to check GroupTravelBench city names; "
-                             "set sandbox.adcode_table = PATH, or \"off\" to skip that check)"
-                             ) from None
-    return table, {"adcode_checks": True, "adcode_source": source, "adcode_table": table.path,
-                   "adcode_sha256": table.sha256, "adcode_names": len(table)}
-
-
-def validator(request: EnvironmentRequest) -> tuple[Validator, dict[str, Any]]:
-    """Per-run factory for `CachedSandbox`: the reference's rules with the run's division
-    table, and their description for the manifest. `sandbox.validation` is not read: the
-    reference's checks already include the schema types, so "strict" would add nothing."""
-    ts = request.taskset
-    regions, info = place_table(request.config.sandbox.adcode_table,
-                                ts.files[0].parent if ts.files else None)
-    return partial(validate, regions=regions), {"validation": "grouptravelbench-reference",
-                                                **info}

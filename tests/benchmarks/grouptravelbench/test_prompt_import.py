@@ -15,6 +15,7 @@ from evaluator.benchmarks.grouptravelbench.judge_inputs import transcript
 from evaluator.benchmarks.grouptravelbench.prompt_import import import_reference
 from evaluator.benchmarks.grouptravelbench.prompting import PROMPT_ROLES, Texts
 from evaluator.benchmarks.grouptravelbench.protocol import run_group_chat
+from evaluator.benchmarks.grouptravelbench.tool_errors import BUILTIN_FILE
 from evaluator.cli import main
 from evaluator.prompt_import import ImportFailed
 from evaluator.prompt_sets import load_prompt_set, prompt_deviation
@@ -120,7 +121,25 @@ EXAMPLES_SECTION_TEMPLATE = """{num_examples} fake examples:"""
 SINGLE_EXAMPLE_TEMPLATE = """#{index} in={params} out={result}"""
 NO_EXAMPLES_TEMPLATE = """No examples for {tool_name}."""
 TOOL_SIMULATION_USER_PROMPT = """Call {tool_name} with {params_json}"""
+TOOLS_SCHEMAS = [{"type": "function", "function": {"name": "fake_weather",
+                  "description": "fake sim copy", "parameters": {"type": "object"}}}]
 ''',
+    "group_travelbench/tools/__init__.py": '''
+from .fake_weather import fake_weather
+from .fake_unlisted import fake_unlisted
+def register_all_tools():
+    all_tools = [fake_unlisted, fake_weather]
+''',
+    "group_travelbench/tools/tool_list.py": "TOOL_NAMES = ['fake_weather']\n",
+    "group_travelbench/tools/fake_weather.py": '''
+class FakeWeather(SandboxBaseTool):
+    def __init__(self, cache_dir=None):
+        input_schema = {"type": "object", "properties": {"city": {"type": "string"}},
+                        "required": ["city"]}
+        super().__init__(name="fake_weather", description="fake weather $1",
+                         input_schema=input_schema, cache_dir=cache_dir)
+''',
+    "group_travelbench/tools/fake_unlisted.py": "",
 }
 
 
@@ -169,7 +188,19 @@ def test_import_writes_every_role_mapped_and_a_manifest(imported):
     assert manifest["benchmark"] == "grouptravelbench"
     assert manifest["files"]["chat_gap.txt"]["from"].endswith(
         "group_travelbench/utils/multi_util.py:_ensure_alternation.content.1")
-    assert prompt_deviation(imported, "grouptravelbench") is None
+    # the data roles: the registry as the agent is offered it (registered and listed tools,
+    # read as they are: no `$$`), the simulator's own copy, and the error texts, which are
+    # this project's (so a paper run with the set is labelled)
+    assert json.loads(t["agent_tools"]) == [{"type": "function", "function": {
+        "name": "fake_weather", "description": "fake weather $1", "parameters": {
+            "type": "object", "properties": {"city": {"type": "string"}},
+            "required": ["city"]}}}]
+    assert json.loads(t["tool_simulator_tools"])[0]["function"]["description"] == "fake sim copy"
+    assert t["tool_errors"] == BUILTIN_FILE.read_text(encoding="utf-8")
+    assert manifest["not_imported"] == ["tool_errors.txt"]
+    deviation = prompt_deviation(imported, "grouptravelbench")
+    assert deviation is not None and "not read from the reference: tool_errors.txt" in (
+        deviation["used"])
 
 
 def test_the_imported_set_drives_the_chat_and_the_judges(imported):

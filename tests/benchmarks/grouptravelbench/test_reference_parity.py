@@ -8,9 +8,11 @@ tables, counters and ending agree; the judge and meta-judge prompts equal the re
 those chats; canned judge answers read the same way; and the judge scores aggregate to the
 reference report's numbers, crashed runs included.
 
-Two wire details differ and are normalised here (docs/grouptravelbench.md): the reference adds
-empty `reasoning_content`/`reasoning` keys to assistant messages that carry tool calls, and
-agentsweep's request encoder leaves out the default `"type": "function"` of a tool call.
+Requests are compared as the JSON text that goes on the wire, keys in the order they are sent,
+with nothing normalised: under `options.rendering = "reference"` agentsweep sends the
+reference client's shape (`evaluator.protocols.wire`: a tool call's `"type": "function"` and
+arguments always, the empty `reasoning_content`/`reasoning` keys of an assistant message with
+tool calls, a tool message's keys in the reference's order).
 """
 
 from __future__ import annotations
@@ -143,7 +145,7 @@ class Client:
         self.role, self.model, self.who, self.script, self.sent = who, who, who, script, sent
 
     async def complete(self, messages, *, tools=None, tool_choice=None, response_format=None):
-        wire = [_ours(m) for m in messages]
+        wire = json.loads(msgspec.json.encode(list(messages)))  # the request's bytes, in order
         self.sent.append((self.who, wire, bool(tools)))
         text, calls = self.script.reply(self.who, wire, bool(tools))
         msg = ChatMessage(role="assistant", content=text, tool_calls=[
@@ -153,18 +155,9 @@ class Client:
                             usage=Usage())
 
 
-def _ours(m: ChatMessage) -> dict[str, Any]:
-    d = msgspec.to_builtins(m)
-    for c in d.get("tool_calls") or []:
-        c["type"] = "function"
-    return d
-
-
-def _theirs(m: dict[str, Any]) -> dict[str, Any]:
-    d = dict(m)
-    for key in ("reasoning_content", "reasoning"):
-        assert d.pop(key, "") == "", "the scripts give no reasoning"
-    return d
+def as_json(messages: list[dict[str, Any]]) -> str:
+    """A request's messages as JSON text, keys in the order they are sent."""
+    return json.dumps(messages, ensure_ascii=False)
 
 
 class Sandbox(FakeSandbox):
@@ -182,7 +175,7 @@ def _run_both(task, seed: int, prompts):
                          user=Client("user", script_ours, sent_ours),
                          sandbox=Sandbox(TOOLS),
                          settings=ProtocolSettings(max_steps=20, prompts=prompts,
-                                                   options=GroupOptions()))
+                                                   options=GroupOptions(rendering="reference")))
     record = asyncio.run(run_group_chat(ctx))
     with reference(script_ref.reply) as ref:
         ref["utils.multi_util"]._tool_call_counter = 0
@@ -208,7 +201,7 @@ def test_every_agent_and_user_request_equals_the_references(prompts):
             assert len(ours) == len(theirs), (task.task_id, seed)
             for i, ((w1, m1, t1), (w2, m2, t2)) in enumerate(zip(ours, theirs, strict=True)):
                 assert (w1 == "agent") == (w2 == "agent") and t1 == t2, (task.task_id, seed, i)
-                assert m1 == [_theirs(m) for m in m2], (task.task_id, seed, i)
+                assert as_json(m1) == as_json(m2), (task.task_id, seed, i)
             compared += len(ours)
             chat = [{k: v for k, v in e.items()} for e in result["conversation_history"]]
             assert record.extra["chat"] == chat

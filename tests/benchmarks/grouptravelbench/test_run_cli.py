@@ -133,7 +133,9 @@ def test_a_run_without_the_poi_table_is_recorded_as_a_deviation(tmp_path):
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
     rec = records[0]
     assert rec["termination"] == "max_turn_reached" and not rec["extra"]["plan_generated"]
-    assert rec["extra"]["prompt_version"] == "grouptravelbench-v5" and rec["extra"]["chat"]
+    # the paper profile's reference rendering (the agent's request shape) is in the version
+    assert rec["extra"]["prompt_version"] == "grouptravelbench-v5+ref-render"
+    assert rec["extra"]["chat"]
     calls = [e for e in rec["extra"]["chat"] if e.get("type") == "tool_call"]
     assert calls and calls[0]["name"] == "web_search" and rec["tool_calls"]
     assert rec["tool_calls"][0]["source"] == "simulated"

@@ -12,13 +12,8 @@ import pytest
 
 from bench_data.tools import check_tool_schemas
 from evaluator.benchmarks.base import BenchmarkError
-from evaluator.benchmarks.grouptravelbench.validation import (
-    check,
-    known_place,
-    place_table,
-    validate,
-    validator,
-)
+from evaluator.benchmarks.grouptravelbench.environment import place_table, validator
+from evaluator.benchmarks.grouptravelbench.validation import check, known_place, validate
 from evaluator.benchmarks.travelbench.adcode import RegionTable
 
 TOOLS_JSON = Path(__file__).resolve().parents[3] / "bench_data" / "grouptravelbench_tools.json"
@@ -331,7 +326,8 @@ def test_without_a_table_city_names_are_not_checked():
 # -- the per-run factory ---------------------------------------------------------------------
 def _request(setting: str, files: list[Path]) -> SimpleNamespace:
     return SimpleNamespace(config=SimpleNamespace(sandbox=SimpleNamespace(
-        adcode_table=setting, validation="reference")), taskset=SimpleNamespace(files=files))
+        adcode_table=setting, validation="reference"), options={}),
+        taskset=SimpleNamespace(files=files), prompts=None)
 
 
 TABLE = "name\tadcode\tcitycode\n北京市\t110000\t010\n朝阳区\t110105\t010\n"
