@@ -173,23 +173,27 @@ def test_a_killed_sweep_resumes_without_loss_or_repeats(tmp_path):
     assert {c["exit_code"] for c in state["cells"]} == {0}
 
 
-def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch):
-    """`--ray auto` with no cluster started fails before the sweep directory exists, so the
-    same command works once `ray start --head` has run (it used to leave a sweep behind that
-    only `--resume` would take)."""
+@pytest.mark.parametrize("how", ["RAY_ADDRESS", "argument"])
+def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch, how):
+    """`--ray auto` (or an address) where no cluster answers fails at once, in one line,
+    before the sweep directory exists, so the same command works once `ray start --head` has
+    run (it used to leave a sweep behind that only `--resume` would take, and a stale address
+    was retried for minutes)."""
     pytest.importorskip("ray")
     from evaluator.sweep import ray_exec
     from evaluator.sweep.local import prepare
+    from perf.stub_server import free_port
 
-    def no_cluster(ray, address):
-        raise SweepError(f"--ray {address}: no Ray cluster there")
-
-    monkeypatch.setattr(ray_exec, "_connect", no_cluster)
+    dead = f"127.0.0.1:{free_port()}"   # nothing listens there
+    monkeypatch.setenv("RAY_ADDRESS", dead)
     grid = _grid(tmp_path / "g.toml", tmp_path / "out", "http://127.0.0.1:9/v1",
                  "http://127.0.0.1:9/v1")
     sweep, cells = prepare(str(grid), None)
-    with pytest.raises(SweepError, match="no Ray cluster"):
-        ray_exec.run_on_ray(sweep, cells, ray_exec.RaySettings(address="auto"), resume=False)
+    address = "auto" if how == "RAY_ADDRESS" else dead
+    with pytest.raises(SweepError) as e:
+        ray_exec.run_on_ray(sweep, cells, ray_exec.RaySettings(address=address), resume=False)
+    assert f"no Ray cluster answers at {dead}" in str(e.value) and "\n" not in str(e.value)
+    assert ("(RAY_ADDRESS)" if how == "RAY_ADDRESS" else "(--ray)") in str(e.value)
     assert not sweep.directory.exists()
     assert prepare(str(grid), None)[1] == cells      # the same command is still a new sweep
 
@@ -247,7 +251,7 @@ data = "{TOY}"
     cells = expand(sweep)
     ex = CellExecutor(sweep, cell_configs(sweep, cells), progress="off",
                       engine_log=tmp_path / "engine.log", engine_url=given_url)
-    assert asyncio.run(ex.run(cells[0])) == 0
+    assert asyncio.run(ex.run(cells[0])) == (0, 0)   # exit code, episodes owing judgements
     assert seen[0].min_request_timeout_s == (CPU_REQUEST_TIMEOUT_S if want == "slow" else want)
     assert ("engine.url", given_url or "http://127.0.0.1:7/v1", "sweep's embedded engine") in \
         seen[0].overrides

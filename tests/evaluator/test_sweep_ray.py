@@ -111,7 +111,7 @@ def test_the_lease_table():
     time.sleep(0.1)
     assert q.expire() == ["b"] and q.lease("r4") == "b"
     q.done("r4", "b", 130)                           # interrupted, not finished: back in line
-    assert q.status()["pending"] == ["b"] and "b" not in q.status()["codes"]
+    assert q.status()["pending"] == ["b"] and q.status()["codes"]["b"] == 130
 
 
 def test_a_grid_on_ray_equals_the_local_run_and_survives_a_stopped_driver_and_a_killed_runner(

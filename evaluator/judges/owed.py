@@ -1,0 +1,106 @@
+"""Which recorded episodes still owe judgements, read from the run directory's files.
+
+A run judged while it ran (`agentsweep run --judge`) can stop before its judge pool is done: a
+signal, a kill, a judge endpoint that went away, or a run started without `--judge`. What is
+still owed is never what one session remembers: it is every recorded episode (the last record
+of each unit in episodes.jsonl) whose judgements, as its benchmark's judges key them (trajectory
+hash, judge model, prompt version, kind), are not in judgements.jsonl. A resumed run hands those
+episodes to its judge pool, and its summary counts what is still owed afterwards, both from here.
+
+The rules are the pool's (`evaluator.judges.pool`): every kind `Benchmark.judge_kinds` names;
+rule checks under the judge model "rule"; an audit kind only once the judgement it audits has a
+score; with `retry_errors`, a judgement with an error is owed again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench_data.types import Task
+from evaluator.records import EpisodeRecord, Judgement
+from evaluator.run.results import iter_records
+
+from .pool import RULE_JUDGE_MODEL, JudgementKey, judgement_key, read_judgements
+from .settings import JudgeSettings
+from .transcript import trajectory_hash
+
+
+@dataclass(frozen=True)
+class Owed:
+    """What a run still owes its judges: `episodes` lacking at least one judgement, and the
+    `judgements` known to be missing (an audit whose audited judgement is missing is not
+    counted yet: whether it is needed depends on that judgement's score)."""
+
+    episodes: int = 0
+    judgements: int = 0
+
+
+def judged(run_dir: str | Path, settings: JudgeSettings) -> dict[JudgementKey, Judgement]:
+    """The latest judgement of each key in RUN_DIR/judgements.jsonl (with `retry_errors`, keys
+    whose latest judgement is an error are left out: they are owed again)."""
+    latest = {judgement_key(j): j for j in read_judgements(run_dir)}
+    if settings.retry_errors:
+        return {k: j for k, j in latest.items() if j.error is None}
+    return latest
+
+
+def missing(record: EpisodeRecord, task: Task | None, settings: JudgeSettings, model: str,
+            prompts: Any, have: Mapping[JudgementKey, Judgement]) -> list[JudgementKey]:
+    """The judgement keys `record` needs that `have` lacks ([]: fully judged, or no judge
+    applies: a benchmark not registered, or one that declines the record)."""
+    from evaluator import benchmarks
+    from evaluator.benchmarks.base import Unjudgeable
+
+    bench = benchmarks.find(record.benchmark)
+    if bench is None:
+        return []
+    try:
+        kinds = bench.judge_kinds(record, task, settings)
+    except Unjudgeable:
+        return []
+    thash = trajectory_hash(record)
+    found: dict[str, Judgement] = {}
+    out: list[JudgementKey] = []
+    for kind in kinds:
+        spec = bench.judges[kind]
+        key = (thash, RULE_JUDGE_MODEL if spec.rule else model,
+               spec.version(settings, prompts), kind)
+        if spec.audits:
+            audited = found.get(spec.audits)
+            if audited is None or audited.score is None:
+                continue  # nothing to audit (yet)
+        j = have.get(key)
+        if j is None:
+            out.append(key)
+        else:
+            found[kind] = j
+    return out
+
+
+def latest_owing(run_dir: str | Path, settings: JudgeSettings, model: str, prompts: Any,
+                 tasks: Mapping[str, Task]) -> Iterator[tuple[EpisodeRecord, int]]:
+    """(record, judgements it lacks) of each unit's last record that lacks judgements, in the
+    order the units were first recorded. Holds only the owing records in memory."""
+    have = judged(run_dir, settings)
+    owing: dict[str, tuple[EpisodeRecord, int]] = {}
+    for rec in iter_records(run_dir):
+        key = rec.unit.key
+        n = len(missing(rec, tasks.get(rec.unit.task), settings, model, prompts, have))
+        if n:
+            owing[key] = (rec, n)  # a later record of the unit replaces an earlier one
+        else:
+            owing.pop(key, None)
+    yield from owing.values()
+
+
+def count_owed(run_dir: str | Path, settings: JudgeSettings, model: str, prompts: Any,
+               tasks: Mapping[str, Task]) -> Owed:
+    """What RUN_DIR still owes its judges, from its files."""
+    episodes = judgements = 0
+    for _, n in latest_owing(run_dir, settings, model, prompts, tasks):
+        episodes += 1
+        judgements += n
+    return Owed(episodes=episodes, judgements=judgements)
