@@ -25,6 +25,7 @@ from typing import Any
 from evaluator.sweep.grid import SweepError
 
 CONNECT_TIMEOUT_S = 5.0
+LOCAL_ATTEMPTS = 3   # starts of a private cluster before giving up (see RaySession.open)
 
 
 def import_ray() -> Any:
@@ -40,19 +41,30 @@ def import_ray() -> Any:
 
 
 def recorded_address(address: str) -> tuple[str, str] | None:
-    """(host:port, where it came from) that `ray.init(address)` would connect to over TCP, or
-    None when it is not a plain address (a `ray://` client address, or nothing recorded)."""
-    if address != "auto":
-        return (address, "--ray") if "://" not in address else None
-    env = os.environ.get("RAY_ADDRESS", "")
-    if env:
-        return (env, "RAY_ADDRESS") if "://" not in env else None
-    try:
-        from ray._private.utils import read_ray_address
-    except ImportError:  # pragma: no cover - a Ray without it: let ray.init look
+    """(host:port, where it came from) of the cluster that `ray.init(address)` connects to over
+    TCP (Ray's own resolution: for `auto`, RAY_ADDRESS or the address `ray start` recorded; a
+    local host name as this node's IP), or None when that is not a plain address (a `ray://`
+    client address, or nothing recorded: `ray.init` says so itself)."""
+    origin = "the address given"
+    if address == "auto":
+        env = os.environ.get("RAY_ADDRESS", "")
+        origin = "RAY_ADDRESS" if env else "the address `ray start` recorded in /tmp/ray"
+    given = os.environ.get("RAY_ADDRESS", "") if address == "auto" else address
+    if "://" in given:
         return None
-    found = read_ray_address()
-    return (found, "the address `ray start` recorded in /tmp/ray") if found else None
+    try:
+        from ray._private.services import canonicalize_bootstrap_address
+
+        found = canonicalize_bootstrap_address(address)
+    except (ImportError, AttributeError):  # pragma: no cover - a Ray without it
+        found = given or None
+    except (ValueError, ConnectionError) as exc:
+        raise SweepError(f"--ray {address}: {exc}") from None
+    if not found:
+        return None
+    if given and found != given:
+        origin += f" {given}, which Ray connects to as this node's address"
+    return found, origin
 
 
 def check_reachable(address: str) -> None:
@@ -91,15 +103,25 @@ class RaySession:
         kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True,
                               "logging_level": "warning"}
         if self.address == "local":
-            # short: Ray's socket paths under it must stay within the OS limit (107 bytes)
-            self.private_dir = Path(tempfile.mkdtemp(prefix="agsw-ray-", dir="/tmp"))
-            try:
-                self.ray.init(address="local", _node_ip_address="127.0.0.1",
-                              _temp_dir=str(self.private_dir), **kw)
-            except BaseException:
-                self.close()
-                raise
-            return self
+            for attempt in range(1, LOCAL_ATTEMPTS + 1):
+                # short: Ray's socket paths under it must stay within the OS limit (107 bytes)
+                self.private_dir = Path(tempfile.mkdtemp(prefix="agsw-ray-", dir="/tmp"))
+                try:
+                    self.ray.init(address="local", _node_ip_address="127.0.0.1",
+                                  _temp_dir=str(self.private_dir), **kw)
+                    return self
+                except Exception as exc:  # noqa: BLE001 - Ray raises a bare Exception
+                    self.close()
+                    # Ray gives a new node 30 s to register, fixed; a busy machine can miss it
+                    if attempt == LOCAL_ATTEMPTS or "timed out during startup" not in str(exc):
+                        raise SweepError(f"--ray local: the private Ray cluster did not start: "
+                                         f"{exc}") from None
+                    print(f"[sweep] the private Ray cluster was slow to start (a busy "
+                          f"machine?); starting it again ({attempt + 1}/{LOCAL_ATTEMPTS})",
+                          file=sys.stderr)
+                except BaseException:
+                    self.close()
+                    raise
         check_reachable(self.address)
         try:
             self.ray.init(address=self.address, **kw)
@@ -114,8 +136,27 @@ class RaySession:
                 self.ray.shutdown()
         finally:
             if self.private_dir is not None:
+                _stop_processes_of(self.private_dir)  # what a failed start left running
                 shutil.rmtree(self.private_dir, ignore_errors=True)
                 self.private_dir = None
+
+
+def _stop_processes_of(private_dir: Path) -> None:
+    """Kill the processes of the private cluster whose session files are in `private_dir`
+    (their command lines name it): after `ray.shutdown()` none are left, but a start that
+    failed half-way leaves its GCS and raylet running."""
+    import psutil
+
+    mark = str(private_dir)
+    found = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if p.pid != os.getpid() and any(mark in a for a in (p.info["cmdline"] or [])):
+                p.kill()
+                found.append(p)
+        except psutil.Error:
+            pass
+    psutil.wait_procs(found, timeout=10)
 
 
 def alive_nodes(ray: Any) -> list[dict[str, Any]]:

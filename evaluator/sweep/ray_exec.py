@@ -245,8 +245,7 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
         owed.update(kept_owed)
         # cells not finished, or finished with judgements still owed (a judge was down)
         todo = [c for c in cells if codes.get(c.name) != 0 or owed.get(c.name)]
-        queue = ray.remote(num_cpus=0)(CellQueue).remote([c.name for c in todo],
-                                                         settings.lease_timeout_s)
+        queue = _queue_actor(ray).remote([c.name for c in todo], settings.lease_timeout_s)
         runners = _Runners(ray, sweep, todo, configs, settings, progress, queue)
         try:
             status = runners.drive(_Meter(sweep, cells), record)
@@ -266,6 +265,16 @@ def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume
     outcome.cells = codes
     outcome.exit_code = overall(codes, cells)
     return outcome
+
+
+def _queue_actor(ray: Any) -> Any:
+    """The CellQueue actor class, pinned to the driver's node: the lease table lives as long
+    as the driver, whichever other node is lost."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(),
+                                          soft=False)
+    return ray.remote(num_cpus=0)(CellQueue).options(scheduling_strategy=here)
 
 
 class _Runners:
