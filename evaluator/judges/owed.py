@@ -14,7 +14,7 @@ score; with `retry_errors`, a judgement with an error is owed again.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,20 +80,37 @@ def missing(record: EpisodeRecord, task: Task | None, settings: JudgeSettings, m
     return out
 
 
-def latest_owing(run_dir: str | Path, settings: JudgeSettings, model: str, prompts: Any,
-                 tasks: Mapping[str, Task]) -> Iterator[tuple[EpisodeRecord, int]]:
-    """(record, judgements it lacks) of each unit's last record that lacks judgements, in the
-    order the units were first recorded. Holds only the owing records in memory."""
-    have = judged(run_dir, settings)
-    owing: dict[str, tuple[EpisodeRecord, int]] = {}
-    for rec in iter_records(run_dir):
-        key = rec.unit.key
-        n = len(missing(rec, tasks.get(rec.unit.task), settings, model, prompts, have))
+class OwingScan:
+    """The last record of each unit that lacks judgements, fed one record at a time in file
+    order (`add`); holds only the owing records."""
+
+    def __init__(self, run_dir: str | Path, settings: JudgeSettings, model: str, prompts: Any,
+                 tasks: Mapping[str, Task]) -> None:
+        self.have = judged(run_dir, settings)
+        self.settings, self.model, self.prompts, self.tasks = settings, model, prompts, tasks
+        self.owing: dict[str, tuple[EpisodeRecord, int]] = {}
+
+    def add(self, rec: EpisodeRecord) -> None:
+        n = len(missing(rec, self.tasks.get(rec.unit.task), self.settings, self.model,
+                        self.prompts, self.have))
         if n:
-            owing[key] = (rec, n)  # a later record of the unit replaces an earlier one
+            self.owing[rec.unit.key] = (rec, n)  # a later record of the unit replaces one
         else:
-            owing.pop(key, None)
-    yield from owing.values()
+            self.owing.pop(rec.unit.key, None)
+
+    def result(self) -> list[tuple[EpisodeRecord, int]]:
+        """(record, judgements it lacks), in the order the units were first recorded."""
+        return list(self.owing.values())
+
+
+def latest_owing(run_dir: str | Path, settings: JudgeSettings, model: str, prompts: Any,
+                 tasks: Mapping[str, Task]) -> list[tuple[EpisodeRecord, int]]:
+    """(record, judgements it lacks) of each unit's last record that lacks judgements, in the
+    order the units were first recorded."""
+    scan = OwingScan(run_dir, settings, model, prompts, tasks)
+    for rec in iter_records(run_dir):
+        scan.add(rec)
+    return scan.result()
 
 
 def count_owed(run_dir: str | Path, settings: JudgeSettings, model: str, prompts: Any,

@@ -34,23 +34,34 @@ class JudgeHook:
         self.owed: Any = None  # evaluator.judges.owed.Owed, counted by `summary`
         self._pending: set[asyncio.Task[None]] = set()
         self._stop = asyncio.Event()
+        self._backfill: asyncio.Task[None] | None = None
 
     def submit(self, record: EpisodeRecord) -> None:
         t = asyncio.get_running_loop().create_task(self.pool.submit(record))
         self._pending.add(t)
         t.add_done_callback(self._pending.discard)
 
-    def backfill(self) -> int:
-        """Submit every recorded episode that lacks a judgement (from the run directory's
-        files); how many."""
-        from evaluator.judges.owed import latest_owing
+    def start_backfill(self) -> None:
+        """In the background (rollouts start meanwhile): submit every recorded episode that
+        lacks a judgement, read from the run directory's files. `finish` waits for it."""
+        self._backfill = asyncio.get_running_loop().create_task(self._scan(), name="backfill")
+
+    async def _scan(self) -> None:
+        from evaluator.judges.owed import OwingScan
+        from evaluator.run.results import iter_records
 
         p = self.pool
-        n = 0
-        for record, _ in latest_owing(p.run_dir, p.settings, p.model, p.prompts, p.tasks):
+        scan = OwingScan(p.run_dir, p.settings, p.model, p.prompts, p.tasks)
+        for i, rec in enumerate(iter_records(p.run_dir)):
+            scan.add(rec)
+            if i % 64 == 63:
+                await asyncio.sleep(0)  # a big run's records: the event loop stays responsive
+        owing = scan.result()
+        if owing:
+            print(f"judging {len(owing)} recorded episodes that lack judgements",
+                  file=sys.stderr)
+        for record, _ in owing:
             self.submit(record)
-            n += 1
-        return n
 
     def request_stop(self) -> None:
         """Stop judging (a signal): `finish` writes what is judged and leaves the rest owed."""
@@ -59,6 +70,16 @@ class JudgeHook:
     async def finish(self) -> None:
         """Judge everything submitted and write it; stopped early by `request_stop`."""
         try:
+            if self._backfill is not None and not self._backfill.done():
+                stopped = asyncio.ensure_future(self._stop.wait())
+                await asyncio.wait({self._backfill, stopped},
+                                   return_when=asyncio.FIRST_COMPLETED)
+                stopped.cancel()
+                if self._stop.is_set():
+                    await self.abort()
+                    return
+            if self._backfill is not None:
+                self._backfill.result()  # its error, if it failed
             await asyncio.gather(*self._pending)
             if not await self.pool.drain(self._stop):
                 self.stopped = True
@@ -70,6 +91,9 @@ class JudgeHook:
     async def abort(self) -> None:
         """Stop now: what is judged is written, what is in flight stays owed."""
         self.stopped = True
+        if self._backfill is not None:
+            self._backfill.cancel()
+            await asyncio.gather(self._backfill, return_exceptions=True)
         await asyncio.gather(*self._pending, return_exceptions=True)
         await self.pool.abort()
         self.closed = True

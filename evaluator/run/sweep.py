@@ -222,9 +222,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                          for ep in config.judge.endpoints]
             judge = await start_judging(config, run_dir, judge_eps, res, counters, taskset,
                                         prompt_set)
-            if owing := judge.backfill():  # recorded earlier, not (fully) judged yet
-                print(f"judging {owing} recorded episodes that lack judgements",
-                      file=sys.stderr)
+            judge.start_backfill()  # what was recorded earlier and lacks judgements
 
         p = config.protocol
         psettings = ProtocolSettings(
