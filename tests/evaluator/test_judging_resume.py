@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -96,14 +97,20 @@ def slow_judge() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory: pytest.TempPathFactory, agent: str) -> Counter:
-    """The judgements of a run judged from start to end without interruption."""
+def reference_run(tmp_path_factory: pytest.TempPathFactory, agent: str) -> Path:
+    """A run judged from start to end without interruption."""
     out = tmp_path_factory.mktemp("reference")
     with start_stub("--mode", "schema") as judge:
         p = _run(out, "ref", agent, judge.url)
         _, err = p.communicate(timeout=300)
     assert p.returncode == 0, err
-    ref = judgement_set(out / "ref")
+    return out / "ref"
+
+
+@pytest.fixture(scope="module")
+def reference(reference_run: Path) -> Counter:
+    """Its judgements."""
+    ref = judgement_set(reference_run)
     assert sum(ref.values()) == JUDGEMENTS and set(ref.values()) == {1}
     assert all(k[3] in (STUB_MODEL, "rule") and k[7] is None for k in ref)  # no judge error
     return ref
@@ -167,15 +174,12 @@ def test_a_run_stopped_while_judging_resumes_to_the_uninterrupted_judgements(
     assert fully_judged(run_dir) == EPISODES
 
 
-def test_the_count_owed_is_read_from_the_files(tmp_path, agent, reference):
+def test_the_count_owed_is_read_from_the_files(tmp_path, reference_run):
     """`count_owed` is what the files say: a lost meta-judgement is owed (the rubric it audits
     is there), a lost rubric owes the rubric (its audit follows once it has a score); with
     retry_errors a judge error is owed again."""
-    with start_stub("--mode", "schema") as judge:
-        p = _run(tmp_path, "r", agent, judge.url)
-        _, err = p.communicate(timeout=300)
-    assert p.returncode == 0, err
     run_dir = tmp_path / "r"
+    shutil.copytree(reference_run, run_dir)
     settings = JudgeSettings()
     args = (settings, STUB_MODEL, None, {})
     assert count_owed(run_dir, *args).episodes == 0

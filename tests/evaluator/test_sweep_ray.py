@@ -294,3 +294,70 @@ def test_a_grid_on_ray_local_equals_the_local_run_and_survives_a_signalled_runne
     report = json.loads((root / "grid.json").read_text())
     assert {c["exit_code"] for c in report["cells"]} == {0}
     assert "| cold |" in out
+
+
+class _FakeRay:
+    """`ray.init` that fails `fails` times as Ray does when a new node misses its 30 s to
+    register, then starts; records what it was asked."""
+
+    def __init__(self, fails: int, error: str = "The current node timed out during startup.") \
+            -> None:
+        self.fails, self.error, self.calls, self.up = fails, error, [], False
+
+    def init(self, **kw):
+        self.calls.append(kw)
+        Path(kw["_temp_dir"], "session_x").mkdir()
+        if len(self.calls) <= self.fails:
+            raise Exception(self.error)  # noqa: TRY002 - what Ray raises
+        self.up = True
+
+    def is_initialized(self):
+        return self.up
+
+    def shutdown(self):
+        self.up = False
+
+
+def test_ray_local_is_a_private_cluster_started_again_when_slow(monkeypatch, capsys):
+    """`--ray local` asks Ray for a new cluster (address "local": RAY_ADDRESS and
+    /tmp/ray/ray_current_cluster are not read) in a directory of its own, removed at the end;
+    a start that missed Ray's registration window is retried, another error is one line."""
+    from evaluator.sweep.grid import SweepError
+    from evaluator.sweep.ray_cluster import LOCAL_ATTEMPTS, RaySession
+
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    ray = _FakeRay(fails=LOCAL_ATTEMPTS - 1)
+    session = RaySession(ray, "local").open()
+    dirs = [Path(c["_temp_dir"]) for c in ray.calls]
+    assert len(ray.calls) == LOCAL_ATTEMPTS and len(set(dirs)) == LOCAL_ATTEMPTS
+    assert all(c["address"] == "local" and c["_node_ip_address"] == "127.0.0.1"
+               for c in ray.calls)
+    assert [d.exists() for d in dirs] == [False] * (LOCAL_ATTEMPTS - 1) + [True]
+    assert "slow to start" in capsys.readouterr().err
+    session.close()
+    assert not dirs[-1].exists() and not ray.up
+    for fails, error in ((LOCAL_ATTEMPTS, "The current node timed out during startup."),
+                         (1, "no space left on device")):
+        ray = _FakeRay(fails=fails, error=error)
+        with pytest.raises(SweepError, match=f"--ray local: the private Ray cluster did not "
+                                             f"start: {error}"):
+            RaySession(ray, "local").open()
+        assert len(ray.calls) == fails and not any(Path(c["_temp_dir"]).exists()
+                                                   for c in ray.calls)
+
+
+def test_forwarded_ray_logs_carry_no_colour_codes_off_a_terminal(monkeypatch):
+    from evaluator.sweep import ray_cluster
+
+    for name in ("RAY_COLOR_PREFIX", "RAY_DEDUP_LOGS"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    pytest.importorskip("ray")
+    ray_cluster.import_ray()
+    assert "RAY_COLOR_PREFIX" not in os.environ         # a terminal: Ray's colours stay
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    ray_cluster.import_ray()
+    assert os.environ["RAY_COLOR_PREFIX"] == "0" and os.environ["RAY_DEDUP_LOGS"] == "0"
+    monkeypatch.setenv("RAY_COLOR_PREFIX", "1")         # the user's choice wins
+    ray_cluster.import_ray()
+    assert os.environ["RAY_COLOR_PREFIX"] == "1"
