@@ -48,7 +48,7 @@ def recorded_address(address: str) -> tuple[str, str] | None:
     origin = "the address given"
     if address == "auto":
         env = os.environ.get("RAY_ADDRESS", "")
-        origin = "RAY_ADDRESS" if env else "the address `ray start` recorded in /tmp/ray"
+        origin = "RAY_ADDRESS" if env else f"the address `ray start` recorded in {_record()}"
     given = os.environ.get("RAY_ADDRESS", "") if address == "auto" else address
     if "://" in given:
         return None
@@ -65,6 +65,16 @@ def recorded_address(address: str) -> tuple[str, str] | None:
     if given and found != given:
         origin += f" {given}, which Ray connects to as this node's address"
     return found, origin
+
+
+def _record() -> str:
+    """Where `ray start` records the address of the cluster it started."""
+    try:
+        from ray._common.utils import get_ray_address_file
+
+        return str(get_ray_address_file(None))
+    except (ImportError, AttributeError):  # pragma: no cover - another Ray layout
+        return "/tmp/ray/ray_current_cluster"
 
 
 def check_reachable(address: str) -> None:

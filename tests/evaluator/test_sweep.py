@@ -232,7 +232,7 @@ def test_sweep_out_places_the_sweep_and_resume_keeps_its_directory(tmp_path, stu
         str(tmp_path / "mine" / "g")}
 
 
-@pytest.mark.parametrize("how", ["RAY_ADDRESS", "argument"])
+@pytest.mark.parametrize("how", ["RAY_ADDRESS", "recorded", "argument"])
 def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch, how):
     """`--ray auto` (or an address) where no cluster answers fails at once, in one line,
     before the sweep directory exists, so the same command works once `ray start --head` has
@@ -244,17 +244,26 @@ def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch, how
     from perf.stub_server import free_port
 
     dead = f"127.0.0.1:{free_port()}"   # nothing listens there
-    monkeypatch.setenv("RAY_ADDRESS", dead)
+    if how == "recorded":   # a stale record of a cluster `ray start` made, since stopped
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+        monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+        (tmp_path / "ray").mkdir()
+        (tmp_path / "ray" / "ray_current_cluster").write_text(dead)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", dead)
     grid = _grid(tmp_path / "g.toml", tmp_path / "out", "http://127.0.0.1:9/v1",
                  "http://127.0.0.1:9/v1")
     sweep, cells = prepare(str(grid), None)
-    address = "auto" if how == "RAY_ADDRESS" else dead
+    address = dead if how == "argument" else "auto"
     with pytest.raises(SweepError) as e:
         ray_exec.run_on_ray(sweep, cells, ray_exec.RaySettings(address=address), resume=False)
     # (Ray connects to a loopback address as this node's IP: the message says so)
     port = dead.rsplit(":", 1)[1]
     assert re.search(rf"no Ray cluster answers at \S+:{port} \(", str(e.value)), str(e.value)
-    assert ("RAY_ADDRESS" if how == "RAY_ADDRESS" else "the address given") in str(e.value)
+    assert {"RAY_ADDRESS": "RAY_ADDRESS", "argument": "the address given",
+            "recorded": f"recorded in {tmp_path / 'ray' / 'ray_current_cluster'}): Connection "
+                        "refused (a cluster that has stopped? `ray stop` clears the record)"
+            }[how] in str(e.value)
     assert "\n" not in str(e.value)
     assert not sweep.directory.exists()
     assert prepare(str(grid), None)[1] == cells      # the same command is still a new sweep
