@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import signal
 import tempfile
 import time
@@ -120,6 +121,7 @@ def test_a_node_lost_mid_sweep_loses_and_repeats_nothing_and_judging_completes(
     finally:
         cluster.shutdown()
         ray.shutdown()
+        shutil.rmtree(private, ignore_errors=True)
 
     # the lost runner's lease went back to the queue and its cell was resumed on the head
     back = re.search(r"(runner-\d+) failed \((\w+).*cells back in the queue: (\S+)", err)
