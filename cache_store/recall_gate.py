@@ -55,7 +55,7 @@ def _map_vectors(vectors_path: str, n: int, dim: int) -> np.ndarray:
     return np.memmap(vectors_path, dtype=np.float16, mode="r", shape=(n, dim))
 
 
-def _blocks(x: np.ndarray) -> Any:
+def float32_blocks(x: np.ndarray) -> Any:
     """(first row, float32 block) over the rows of a (mapped) matrix, BLOCK_BYTES at a time."""
     rows = max(1, BLOCK_BYTES // (4 * max(1, x.shape[1])))
     for start in range(0, x.shape[0], rows):
@@ -67,7 +67,7 @@ def exact_knn(faiss: Any, xq: np.ndarray, x: np.ndarray, k: int) -> tuple[np.nda
     `x`, a block at a time (faiss.knn per block, merged; ties to the lower row)."""
     best_s = np.full((xq.shape[0], 0), -np.inf, np.float32)
     best_i = np.zeros((xq.shape[0], 0), np.int64)
-    for start, block in _blocks(x):
+    for start, block in float32_blocks(x):
         s, i = faiss.knn(xq, block, min(k, block.shape[0]), metric=faiss.METRIC_INNER_PRODUCT)
         s = np.concatenate([best_s, s], axis=1)
         i = np.concatenate([best_i, i + start], axis=1)
@@ -93,7 +93,7 @@ def _train(faiss: Any, x: np.ndarray) -> Any:
                         dtype=np.float32)
     ivf.train(sample)
     del sample
-    for _, block in _blocks(x):  # ids run on in add order: the same index as one add
+    for _, block in float32_blocks(x):  # ids run on in add order: the same index as one add
         ivf.add(block)
     return ivf
 

@@ -1,12 +1,16 @@
 """Benchmark: memory-mapped cache store vs the reference's `json.load` dicts, side by side.
 
     python -m perf.cache_store [--entries 250000] [--workdir DIR] [--procs 8]
+                               [--index-only | --skip-index] [--keep-index]
 
 On a SYNTHETIC cache (cache_store.synth; clearly not real data) it reports: time to open,
 memory of N processes sharing the store vs N processes each holding the dicts (PSS, which
 splits shared pages fairly between the processes mapping them), exact-lookup latency p50/p99
 with key normalisation included, and top-8 retrieval latency over a 250,000 x 384 float16
-matrix on CPU (FAISS IVF, FAISS flat, torch kernel). Ratios are printed; no targets asserted.
+matrix on CPU (FAISS IVF, FAISS flat, torch kernel). Then the embedding index's large case
+(`perf.cache_store_index`): a 250,000 x 4,096 float16 tool searched by 1, 4 and 8 processes,
+per-process PSS and retrieval p50/p99, beside the design that held a float32 copy per process.
+Ratios are printed; no targets asserted.
 """
 
 from __future__ import annotations
@@ -148,7 +152,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lookups", type=int, default=20_000)
     ap.add_argument("--retrieval-rows", type=int, default=250_000)
     ap.add_argument("--workdir", default=os.environ.get("AGENTSWEEP_PERF_DIR", "/tmp/agentsweep-perf"))
+    ap.add_argument("--index-rows", type=int, default=250_000)
+    ap.add_argument("--index-dim", type=int, default=4096)
+    ap.add_argument("--index-procs", default="1,4,8")
+    ap.add_argument("--old-procs", default="1,2",
+                    help="processes of the float32-copy design (4 GB each at 250k x 4096)")
+    which = ap.add_mutually_exclusive_group()
+    which.add_argument("--index-only", action="store_true", help="only the large index case")
+    which.add_argument("--skip-index", action="store_true", help="no large index case")
+    ap.add_argument("--keep-index", action="store_true",
+                    help="keep the large case's matrix and IVF (about 6 GB) in the workdir")
     args = ap.parse_args(argv)
+    if not args.index_only:
+        bench_store(args)
+    if not args.skip_index:
+        from perf.cache_store_index import run
+
+        print(f"\nembedding index, {args.index_rows} x {args.index_dim} (perf.cache_store_index):")
+        run(Path(args.workdir), rows=args.index_rows, dim=args.index_dim,
+            procs=tuple(int(x) for x in args.index_procs.split(",")),
+            old_procs=tuple(int(x) for x in args.old_procs.split(",")), keep=args.keep_index)
+    return 0
+
+
+def bench_store(args: argparse.Namespace) -> None:
 
     from cache_store.importer import import_cache
     from cache_store.keys import normalize_call
@@ -211,7 +238,6 @@ def main(argv: list[str] | None = None) -> int:
           f"recall@8 {r['ivf_recall_at_8']:.2f} (noisy queries; gate on the store's own rows: "
           f"{r['gate'].recall_at_k:.3f} -> {r['gate'].search}) | faiss flat {r['faiss_flat'][0]:.1f}/"
           f"{r['faiss_flat'][1]:.1f} | torch kernel {r['torch'][0]:.1f}/{r['torch'][1]:.1f}")
-    return 0
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@ faiss = pytest.importorskip("faiss")
 from kernels import mapped
 from kernels.mapped import MappedFlatIP, MappedUnsupported, mapped_flat_supported
 
+from .smaps import anonymous_kb, mapping_kb
+
 pytestmark = pytest.mark.skipif(not mapped_flat_supported(),
                                 reason="needs FAISS >= 1.11 on Linux or macOS")
 
@@ -85,25 +87,6 @@ def test_header_matches_faiss_own_serialisation() -> None:
 
 
 # -- memory: no private copy, pages shared between processes ----------------------------------
-def mapping_kb(pid: int | str, path: Path) -> dict[str, int]:
-    """Rss and Pss (kB) of every mapping of `path` in process `pid` (/proc/PID/smaps)."""
-    out = {"Rss": 0, "Pss": 0, "Anonymous": 0}
-    inside = False
-    with open(f"/proc/{pid}/smaps", encoding="utf-8") as f:
-        for line in f:
-            head = line.split()
-            if head and "-" in head[0] and len(head) >= 5 and not head[0].endswith(":"):
-                inside = line.rstrip().endswith(str(path))
-            elif inside and head and head[0].rstrip(":") in out:
-                out[head[0].rstrip(":")] += int(head[1])
-    return out
-
-
-def anonymous_kb(pid: int | str = "self") -> int:
-    with open(f"/proc/{pid}/smaps_rollup", encoding="utf-8") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith("Anonymous:"))
-
-
 def _search_and_wait(path: str, n: int, dim: int, ready, go) -> None:
     m = MappedFlatIP(path, n, dim)
     ids = m.search(np.ones((1, dim), np.float32), 8)[1]
