@@ -57,7 +57,7 @@ from cache_store.recall_gate import (
     train_ivf,
 )
 from cache_store.store import CacheStore
-from kernels.mapped import MappedFlatIP, mapped_flat_supported
+from kernels.mapped import MappedFlatIP, MappedUnsupported, mapped_flat_supported
 
 __all__ = ["IVF_NPROBE", "MAX_PROBE_FRACTION", "MIN_RECALL", "RECALL_K", "RECALL_SAMPLE", "EmbeddingIndex",
            "IndexMeta", "IndexMismatch", "ToolIndex", "ToolSearch", "build_index", "gate_tool",
@@ -198,7 +198,10 @@ class ToolIndex:
             else:
                 path = vectors_path or _matrix_file(vectors)
                 if path is not None and mapped_flat_supported():
-                    self._faiss_index = MappedFlatIP(path, self.n, self.dim)
+                    try:
+                        self._faiss_index = MappedFlatIP(path, self.n, self.dim)
+                    except MappedUnsupported:   # FAISS copied after all: stream with torch
+                        self._faiss_index = None
         self.backend = "faiss" if self._faiss_index is not None else "torch"
 
     def search(self, query: np.ndarray, k: int) -> list[int]:

@@ -19,6 +19,7 @@ file's own shared pages. Linux and macOS; elsewhere, or on an older FAISS,
 from __future__ import annotations
 
 import ctypes
+import functools
 import mmap
 import os
 import struct
@@ -45,11 +46,25 @@ def _faiss() -> Any | None:
 
 
 def mapped_flat_supported() -> bool:
-    """True when `MappedFlatIP` can work here (FAISS >= 1.11 with zero-copy reads, a libc
-    with mmap)."""
+    """True when `MappedFlatIP` can work here: Linux or macOS, and a FAISS (>= 1.11) that
+    reads an fp16 scalar-quantizer index zero-copy from a buffer laid out as expected (checked
+    once on a tiny index)."""
     faiss = _faiss()
     return (faiss is not None and hasattr(faiss, "ZeroCopyIOReader")
-            and sys.platform in ("linux", "darwin"))
+            and sys.platform in ("linux", "darwin") and _zero_copy_works(faiss))
+
+
+@functools.cache
+def _zero_copy_works(faiss: Any) -> bool:
+    x = np.arange(12, dtype=np.float16).reshape(3, 4)
+    try:
+        buf = np.frombuffer(sq_fp16_header(faiss, 3, 4) + x.tobytes(), dtype=np.uint8).copy()
+        index = faiss.read_index(faiss.ZeroCopyIOReader(faiss.swig_ptr(buf), buf.size))
+        owned = getattr(index.codes, "is_owned", True)
+        ok = not (owned() if callable(owned) else owned)
+        return ok and index.reconstruct(2).tolist() == x[2].astype(np.float32).tolist()
+    except (MappedUnsupported, RuntimeError, TypeError, AttributeError):
+        return False
 
 
 def _libc() -> Any:

@@ -14,7 +14,7 @@ import pytest
 from cache_store import index as idx
 from cache_store import recall_gate
 from cache_store.index import EmbeddingIndex, ToolIndex, build_index, write_vectors
-from kernels.mapped import MappedFlatIP, mapped_flat_supported
+from kernels.mapped import MappedFlatIP, MappedUnsupported, mapped_flat_supported
 
 from ..kernels.smaps import anonymous_kb, mapping_kb
 from .test_index import DIM, VecEmbedder, _unit, big_store, clustered, uniform  # noqa: F401
@@ -76,9 +76,17 @@ def test_approximate_search_returns_todays_neighbours(tmp_path: Path) -> None:
     assert [ti.search(row, 8) for row in q] == want
 
 
-def test_without_a_mapping_faiss_the_torch_kernel_streams(tmp_path: Path,
+def _refuse(*_a: object) -> None:
+    raise MappedUnsupported("FAISS did not read the matrix as a zero-copy view")
+
+
+@pytest.mark.parametrize("why", ["unsupported", "refused at open"])
+def test_without_a_mapping_faiss_the_torch_kernel_streams(tmp_path: Path, why: str,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(idx, "mapped_flat_supported", lambda: False)
+    if why == "unsupported":
+        monkeypatch.setattr(idx, "mapped_flat_supported", lambda: False)
+    else:
+        monkeypatch.setattr(idx, "MappedFlatIP", _refuse)
     x = _unit(np.random.default_rng(2).standard_normal((1500, DIM)))
     vecs = _matrix(tmp_path, x)
     ti = ToolIndex(vecs)

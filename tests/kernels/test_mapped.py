@@ -77,6 +77,21 @@ def test_unsupported_faiss_is_refused(tmp_path: Path, monkeypatch: pytest.Monkey
         MappedFlatIP(_write(tmp_path / "m.f16", np.zeros((2, 4))), 2, 4)
 
 
+def test_a_faiss_that_copies_or_lays_out_otherwise_is_unsupported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    def other_layout(faiss, n, dim):
+        raise MappedUnsupported("unexpected FAISS IndexScalarQuantizer serialisation")
+
+    mapped._zero_copy_works.cache_clear()
+    monkeypatch.setattr(mapped, "sq_fp16_header", other_layout)
+    try:
+        assert not mapped_flat_supported()
+    finally:
+        mapped._zero_copy_works.cache_clear()
+    monkeypatch.undo()
+    assert mapped_flat_supported()
+
+
 def test_header_matches_faiss_own_serialisation() -> None:
     x = np.random.default_rng(0).standard_normal((7, 12)).astype(np.float16)
     index = faiss.IndexScalarQuantizer(12, faiss.ScalarQuantizer.QT_fp16,
