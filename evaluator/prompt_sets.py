@@ -305,9 +305,7 @@ REFERENCE_PROMPTS = "the reference's, imported (agentsweep prompts import)"
 def prompt_deviation(ps: PromptSet | None, benchmark: str) -> dict[str, Any] | None:
     """The `prompts` deviation of a run whose profile is the reference's (`paper`) and whose
     benchmark has an importer of the reference's prompts: None when `ps` is a set imported
-    from the reference for `benchmark` and unedited since, and whose manifest names no file
-    the import filled with this project's texts (`not_imported`); else {"profile", "used",
-    "note"}."""
+    from the reference for `benchmark` and unedited since; else {"profile", "used", "note"}."""
     if ps is None or ps.builtin:
         used = BUILTIN
     else:
@@ -320,9 +318,6 @@ def prompt_deviation(ps: PromptSet | None, benchmark: str) -> dict[str, Any] | N
             used = f"{ps.label} (imported for {made_for})"
         elif edited:
             used = f"{ps.label} (edited since the import: {', '.join(edited)})"
-        elif ps.manifest.get("not_imported"):
-            used = (f"{ps.label} (not read from the reference: "
-                    f"{', '.join(map(str, ps.manifest['not_imported']))})")
         else:
             return None
     return {"profile": REFERENCE_PROMPTS, "used": used, "note": NOT_REFERENCE_NOTE}

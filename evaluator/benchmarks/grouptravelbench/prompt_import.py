@@ -31,7 +31,7 @@ from evaluator.prompt_import import (
     write_set,
 )
 
-from .prompt_import_data import NOT_IMPORTED, data_files
+from .prompt_import_data import data_files
 from .prompting import PROMPT_ROLES
 
 REPOSITORY = "small-xiangcheng/GroupTravelbench"
@@ -244,7 +244,6 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "group
         "benchmark": "grouptravelbench",
         "source": {"repository": REPOSITORY, "path": str(checkout),
                    "commit": git_commit(checkout)},
-        "not_imported": list(NOT_IMPORTED),
         "placeholders": {role: dict(s.fields) for role, s in SOURCES.items() if s.fields},
     }
     return out, write_set(out, files, provenance, manifest, PROMPT_ROLES, force)

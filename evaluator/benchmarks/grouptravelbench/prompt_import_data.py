@@ -7,9 +7,7 @@ Read from the checkout's syntax trees, never executed:
   `tools/tool_list.py`'s `TOOL_NAMES`), each with the `name=` and `description=` of its
   constructor's `super().__init__(...)` call and its `input_schema` literal;
 - `tool_simulator_tools`: `simulators/tool_prompt.py`'s `TOOLS_SCHEMAS` literal;
-- `tool_errors`: NOT read from the reference yet. The set gets the built-in catalogue and its
-  manifest lists the file under `not_imported`, so a `paper` run with the set is labelled with
-  the `prompts` deviation (`evaluator.prompt_sets.prompt_deviation`).
+- `tool_errors`: the reference's error texts (`prompt_import_errors.py`).
 """
 
 from __future__ import annotations
@@ -21,15 +19,11 @@ from typing import Any
 
 from evaluator.prompt_import import ImportFailed, parse_source
 
-from .tool_errors import BUILTIN_FILE
+from .prompt_import_errors import error_catalogue
 
 REPOSITORY = "small-xiangcheng/GroupTravelbench"
 _TOOLS = "group_travelbench/tools"
 _SIM = "group_travelbench/simulators/tool_prompt.py"
-
-NOT_IMPORTED = ("tool_errors.txt",)
-"""Files of an imported set that hold this project's texts, not the reference's."""
-
 
 def _constant(tree: ast.Module, rel: str, name: str) -> Any:
     """The literal value of the module-level constant `name`."""
@@ -93,11 +87,12 @@ def data_files(checkout: Path) -> tuple[dict[str, str], dict[str, str]]:
         "agent_tools.txt": _json([_tool(checkout, m) for m in _registered(checkout)]),
         "tool_simulator_tools.txt": _json(_constant(parse_source(checkout, _SIM, REPOSITORY),
                                                     _SIM, "TOOLS_SCHEMAS")),
-        "tool_errors.txt": BUILTIN_FILE.read_text(encoding="utf-8"),
+        "tool_errors.txt": error_catalogue(checkout),
     }
     origin = {
         "agent_tools.txt": f"{REPOSITORY}:{_TOOLS}/__init__.py:all_tools, {_TOOLS}/*.py",
         "tool_simulator_tools.txt": f"{REPOSITORY}:{_SIM}:TOOLS_SCHEMAS",
-        "tool_errors.txt": "agentsweep built-in (the reference's texts are not imported yet)",
+        "tool_errors.txt": f"{REPOSITORY}:{_TOOLS}/*.py validators, core/tools.py, "
+                           "agents/group_agent.py, simulators/tool_simulator.py",
     }
     return files, origin

@@ -109,3 +109,35 @@ def _stub(name: str, **attrs: Any) -> types.ModuleType:
     module.__dict__.update(attrs)
     sys.modules[name] = module
     return module
+
+
+@contextmanager
+def reference_tools() -> Iterator[Any]:
+    """The reference's real tool registry (`group_travelbench.tools`, its validators and
+    `core/tools.py`), with `core/sandbox_cache.py` (not in the release) stubbed: nothing is
+    cached, no simulator is set. Yields the `core.tools` module."""
+    root = checkout()
+    saved = {k: v for k, v in sys.modules.items() if k.split(".")[0] == "group_travelbench"}
+    for k in saved:
+        del sys.modules[k]
+    sys.path.insert(0, str(root))
+    try:
+        class SandboxCacheManager:
+            def __init__(self, *a: Any, **kw: Any) -> None:
+                pass
+
+            def get(self, *a: Any) -> None:
+                return None
+
+            def save_missed_call(self, *a: Any) -> None:
+                pass
+
+        _stub("group_travelbench.core.sandbox_cache", SandboxCacheManager=SandboxCacheManager)
+        core_tools = importlib.import_module("group_travelbench.core.tools")
+        importlib.import_module("group_travelbench.tools")
+        yield core_tools
+    finally:
+        sys.path.remove(str(root))
+        for k in [k for k in sys.modules if k.split(".")[0] == "group_travelbench"]:
+            del sys.modules[k]
+        sys.modules.update(saved)

@@ -13,9 +13,10 @@ import pytest
 
 from evaluator.benchmarks.grouptravelbench.judge_inputs import transcript
 from evaluator.benchmarks.grouptravelbench.prompt_import import import_reference
+from evaluator.benchmarks.grouptravelbench.prompt_import_errors import SCHEDULE
 from evaluator.benchmarks.grouptravelbench.prompting import PROMPT_ROLES, Texts
 from evaluator.benchmarks.grouptravelbench.protocol import run_group_chat
-from evaluator.benchmarks.grouptravelbench.tool_errors import BUILTIN_FILE
+from evaluator.benchmarks.grouptravelbench.tool_errors import FIELDS, builtin
 from evaluator.cli import main
 from evaluator.prompt_import import ImportFailed
 from evaluator.prompt_sets import load_prompt_set, prompt_deviation
@@ -49,6 +50,7 @@ class FakeAgent:
             system_content += f"\\n\\n{extra}"
         result_content = json.dumps({"error": f"Fake bad args: {display_raw}"})
         trace = {"error": tool_message.error}
+        result_content = f"Fake tool failed: {str(exc)}"
 
     def generate_preference_summary(self, conversation_history, history_override=None):
         user_content = (f"[fake chat]\\n{shared_context_str}\\n[fake end]\\n\\n"
@@ -140,7 +142,42 @@ class FakeWeather(SandboxBaseTool):
                          input_schema=input_schema, cache_dir=cache_dir)
 ''',
     "group_travelbench/tools/fake_unlisted.py": "",
+    "group_travelbench/core/tools.py": '''
+class SandboxBaseTool:
+    def _cached_execute(self, params):
+        if simulated_result == "":
+            simulated_result = "fake nothing found"
+        error_result = json.dumps({'error': f'fake raised: {str(e)}'})
+        error_result = json.dumps({'error': 'fake no simulator'})
+
+class FakeRegistry:
+    def execute_tool(self, name, **kwargs):
+        raise ToolNotFoundError(f"fake no tool {name}")
+''',
+    "group_travelbench/simulators/tool_simulator.py": '''
+def simulate_tool_response(self, tool_name, params):
+    return f"fake simulation of {tool_name} failed: {str(e)}"
+''',
 }
+
+
+def _fake_validators() -> dict[str, str]:
+    """A tool module per tool of the importer's schedule, each validator with as many
+    `{"error": ...}` texts as the schedule reads, each naming its place."""
+    files = {}
+    for tool, functions in SCHEDULE.items():
+        body = []
+        for fname, entries in functions.items():
+            body.append(f"    def {fname}(self, params):")
+            for i, entry in enumerate(entries):
+                named = entry is None or all("key" in FIELDS[k] for k in entry[0])
+                field = " {param_name}" if named else ""
+                body.append(f'        x = {{"error": f"fake {tool} {fname} {i}{field}"}}')
+        files[f"group_travelbench/tools/{tool}.py"] = "class T:\n" + "\n".join(body) + "\n"
+    return files
+
+
+FAKE.update(_fake_validators())
 
 
 def make_checkout(root: Path) -> Path:
@@ -196,11 +233,26 @@ def test_import_writes_every_role_mapped_and_a_manifest(imported):
             "type": "object", "properties": {"city": {"type": "string"}},
             "required": ["city"]}}}]
     assert json.loads(t["tool_simulator_tools"])[0]["function"]["description"] == "fake sim copy"
-    assert t["tool_errors"] == BUILTIN_FILE.read_text(encoding="utf-8")
-    assert manifest["not_imported"] == ["tool_errors.txt"]
-    deviation = prompt_deviation(imported, "grouptravelbench")
-    assert deviation is not None and "not read from the reference: tool_errors.txt" in (
-        deviation["used"])
+    errors = json.loads(t["tool_errors"])
+    assert errors["search_poi:page_size:range_low"] == errors[
+        "search_poi:page_size:range_high"] == {
+            "text": "fake search_poi _validate_parameters 11 {key}", "json": True}
+    assert errors["maps_weather:days:range_high"]["text"].startswith(
+        "fake maps_weather _validate_parameters 10 ")
+    assert errors["plan_route:time_minute"]["text"] == (
+        "fake plan_route _validate_time_format 2 {key}")
+    assert errors["unknown_tool"] == {"text": "Fake tool failed: fake no tool {name}",
+                                      "json": False}
+    assert errors["reserved_argument"] == {"text": "Fake tool failed: FakeRegistry."
+                                           "execute_tool() got multiple values for "
+                                           "argument '{key}'", "json": False}
+    assert errors["empty_result"] == {"text": "fake nothing found", "json": False}
+    assert errors["no_simulator"] == {"text": "fake no simulator", "json": True}
+    assert errors["simulation_failed"] == {"text": "fake simulation of {name} failed: {error}",
+                                           "json": False}
+    # keys the reference never reaches keep the built-in texts
+    assert errors["malformed_json"]["text"] == builtin().entries["malformed_json"][0]
+    assert prompt_deviation(imported, "grouptravelbench") is None
 
 
 def test_the_imported_set_drives_the_chat_and_the_judges(imported):
@@ -235,6 +287,21 @@ def test_import_errors_name_what_is_missing(tmp_path, home):
     path.write_text(FAKE["group_travelbench/utils/multi_util.py"])
     (ref / "group_travelbench/evaluation/llm_judge.py").unlink()
     with pytest.raises(ImportFailed, match="llm_judge.py: not found"):
+        import_reference(ref, name="broken")
+    assert not (home / "prompts" / "broken").exists()
+
+
+def test_error_text_import_stops_where_the_reference_moved_on(tmp_path, home):
+    ref = make_checkout(tmp_path / "ref")
+    web = ref / "group_travelbench/tools/web_search.py"
+    text = web.read_text()
+    web.write_text(text + '        y = {"error": "one more"}\n')
+    with pytest.raises(ImportFailed, match=r"web_search.py: _validate_parameters: expected 6 "
+                                           r"error texts, found 7"):
+        import_reference(ref, name="broken")
+    web.write_text(text.replace("2 {param_name}", "2 {param_name!r}"))
+    with pytest.raises(ImportFailed, match=r"web_search.py: _validate_parameters: unknown "
+                                           r"expression \{param_name\}"):
         import_reference(ref, name="broken")
     assert not (home / "prompts" / "broken").exists()
 
