@@ -102,3 +102,29 @@ def test_reference_texts_need_the_reference_rendering_only_for_collisions(import
         plain = validate(name, args, SCHEMAS[name], "", regions, texts=catalogue)
         ref = validate(name, args, SCHEMAS[name], "", regions, texts=catalogue, reference=True)
         assert (plain is None) == (ref is None), (name, args)
+
+
+def test_the_simulator_prompt_is_the_references(imported):
+    """Under the reference rendering the simulator is shown the set's `TOOLS_SCHEMAS` as Python
+    renders a dict, in the set's templates: the reference's `_build_simulation_prompt`."""
+    from types import SimpleNamespace
+
+    from cache_store.simulator import build_messages
+
+    shown = {t["function"]["name"]: t["function"]
+             for t in tool_list(imported, "tool_simulator_tools") or []}
+    examples = [('{"city": "西安市", "keywords": "酒店"}', '{"pois": []}'),
+                ('{"query": "{braces}"}', "result with {braces}")]
+    with reference_tools():
+        import importlib
+
+        sim = importlib.import_module("group_travelbench.simulators.tool_simulator")
+        for name, args in [(n, VALID[n]) for n in VALID]:
+            for ex in (examples, []):
+                schema = sim.LLMToolSimulator._get_tool_schema(None, name)
+                theirs = sim.LLMToolSimulator._build_simulation_prompt(
+                    SimpleNamespace(max_examples=8), name, schema,
+                    json.loads(json.dumps(args, sort_keys=True)), ex)
+                ours = build_messages(shown[name], args, ex, "v1", imported.simulator_sections,
+                                      parameters="python")
+                assert [m.content for m in ours] == [m.content for m in theirs], name
