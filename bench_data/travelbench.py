@@ -12,6 +12,7 @@ from pathlib import Path
 
 from bench_data.decoding import first_occurrence, iter_jsonl
 from bench_data.formats import DataFormat, LoadResult
+from bench_data.samples import SAMPLE_DIR
 from bench_data.tools import check_tool_schemas, load_tool_schemas
 from bench_data.types import LoadIssue, Task, TaskLoadError, TravelBenchTask
 
@@ -130,6 +131,6 @@ FORMAT = DataFormat(
     benchmark=BENCHMARK, load_file=load_travelbench_file, find_parts=_parts,
     file_subset=_file_subset, subsets=tuple(SUBSET_FILES), canonical_subset=canonical_subset,
     tool_schemas=_tool_schemas,
-    sample=Path(__file__).resolve().parent / "samples" / "travel_sample",
+    sample=SAMPLE_DIR,
     license="Apache-2.0 (written for agentsweep)",
 )
