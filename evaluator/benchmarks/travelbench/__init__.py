@@ -18,9 +18,9 @@ what the numbers reproduce; docs/protocols.md, docs/judges.md and docs/metrics.m
 
 from __future__ import annotations
 
-from bench_data.travelbench import FORMAT
 from bench_data.types import Task
 from evaluator.benchmarks.base import Benchmark, JudgeInput, JudgeSpec, Unjudgeable
+from evaluator.benchmarks.travelbench.data import FORMAT
 from evaluator.judges.settings import JudgeSettings
 from evaluator.records import EpisodeRecord, Judgement
 
