@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench_data.vitabench import FORMAT
 from evaluator.benchmarks.base import Benchmark, JudgeSpec, ReportSection
+from evaluator.benchmarks.vitabench.data import FORMAT
 from evaluator.judges.sliding_window import SLIDING_WINDOW_KIND, settings_version
 
 from .env.database import SUBSET_DOMAINS
