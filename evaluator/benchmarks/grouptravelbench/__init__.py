@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bench_data.grouptravelbench import FORMAT
 from evaluator.benchmarks.base import Benchmark, JudgeSpec
+from evaluator.benchmarks.grouptravelbench.data import FORMAT
 
 from .environment import ENVIRONMENT
 from .judges import JUDGE_KIND, JUDGE_VERSION, META_KIND, META_VERSION, run_judge, run_meta
