@@ -16,8 +16,8 @@ describe them.
 
 from __future__ import annotations
 
-from bench_data.tripbench import DIFFICULTIES, FORMAT
 from evaluator.benchmarks.base import Benchmark, JudgeSpec
+from evaluator.benchmarks.tripbench.data import DIFFICULTIES, FORMAT
 
 from .cli import data_commands
 from .environment import ENVIRONMENT
