@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bench_data.types import GroupTravelTask, TaskLoadError
-from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
+from bench_data.types import TaskLoadError
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask, load_grouptravel_file
 from evaluator.benchmarks.vitabench.data import load_vitabench_file
 
 

@@ -28,8 +28,9 @@ from pathlib import Path
 from string import Template
 from typing import Any
 
-from bench_data.types import GroupTravelTask, Task
+from bench_data.types import Task
 from evaluator.benchmarks.base import JudgeInput
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask
 from evaluator.judges.call import JudgeFailed, call_judge, fit_prompt
 from evaluator.judges.parse import (
     META_SCHEMA,

@@ -21,7 +21,8 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from backends.types import ChatMessage
-from bench_data.types import Task, TravelBenchTask
+from bench_data.types import Task
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge, fit_prompt
 from evaluator.judges.parse import (
     META_SCHEMA,

@@ -21,7 +21,8 @@ import hashlib
 from pathlib import Path
 from string import Template
 
-from bench_data.types import Task, TravelBenchTask
+from bench_data.types import Task
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 from evaluator.prompt_sets import (
     PromptRoles,
     PromptSet,

@@ -9,9 +9,10 @@ import copy
 import json
 
 from backends.types import ChatMessage, ChatResponse, Choice, Usage
-from bench_data.types import GroupTravelTask, Task
+from bench_data.types import Task
 from evaluator.benchmarks import get
 from evaluator.benchmarks.base import JudgeInput, ScoreContext
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask
 from evaluator.benchmarks.grouptravelbench.judges import JUDGE_KIND, META_KIND
 from evaluator.benchmarks.grouptravelbench.protocol import (
     FINAL_ASK,
