@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from evaluator.judges.settings import JudgeSettings
     from evaluator.prompt_sets import PromptRoles, PromptSet
     from evaluator.protocols.base import EpisodeContext, ToolSandbox
-    from evaluator.report.tables import Table
+    from evaluator.table import Table
 
 
 class BenchmarkError(Exception):
