@@ -2,9 +2,9 @@
 
 Each benchmark's loader (`evaluator/benchmarks/<name>/data.py`, or a plugin's) turns its files
 into `Task` values. A task's benchmark-specific part is its `payload`: a msgspec Struct tagged
-with the benchmark's name (`kind`), defined in the benchmark's own package (e.g.
-`TravelBenchTask` in `evaluator/benchmarks/travelbench/data.py`). A benchmark's code reads it
-with `task.payload_as(TheType)`; the generic layers never look inside. `rubrics` (atomic rubric
+with the benchmark's name (`kind`), defined in the benchmark's own package (e.g. TravelBench's
+`TravelBenchTask`, in its `data.py`). A benchmark's code reads it with
+`task.payload_as(TheType)`; the generic layers never look inside. `rubrics` (atomic rubric
 strings of rubric-judged benchmarks such as VitaBench) and `instructions` are generic fields;
 nothing downstream parses raw dicts.
 """

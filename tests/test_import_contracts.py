@@ -1,10 +1,12 @@
 """The import contracts of `.importlinter` (run by `lint-imports` in scripts/test.sh): the
 module-cycle contract type finds a cycle and says where, and the forbidden-import lists name
-every package of evaluator/ (a new generic module or benchmark package is covered)."""
+every package of evaluator/ (a new generic module or benchmark package is covered); and
+bench_data, which every benchmark shares, names none."""
 
 from __future__ import annotations
 
 import configparser
+import re
 from pathlib import Path
 
 import grimp
@@ -76,3 +78,14 @@ def test_the_forbidden_lists_name_every_package_of_evaluator():
     by_name = _contract("registry-loads-by-name")["forbidden_modules"]
     assert set(by_name) == {f"evaluator.benchmarks.{n}{tail}" for n in benchmark_pkgs
                             for tail in ("", ".**")}
+
+
+def test_bench_data_names_no_benchmark():
+    """Each benchmark's loader, payload types and data format live in its package
+    (evaluator/benchmarks/<name>/data.py); bench_data keeps what they all share (its built-in
+    sample's data files aside)."""
+    words = re.compile(r"travelbench|single_turn|multi_turn|unsolvable|vitabench|grouptravel"
+                       r"|tripbench")
+    offenders = [p.relative_to(REPO).as_posix() for p in sorted((REPO / "bench_data").rglob("*.py"))
+                 if words.search(p.read_text(encoding="utf-8"))]
+    assert offenders == []
