@@ -127,6 +127,9 @@ class JudgeSpec:
         judged audited judgement is always audited again).
     view_weighted: the viewer shows score x its audit's score x (1 - tool errors / calls).
     pass_threshold: the viewer's pass line for this kind (None = the run's success threshold).
+    options_version: (settings, prompt set, the benchmark's options) -> the prompt version,
+        for a judge whose prompt or reading depends on the benchmark's options; replaces
+        `version` where given (`key_version`).
     """
 
     kind: str
@@ -139,9 +142,9 @@ class JudgeSpec:
     pass_threshold: float | None = None
     options_version: Callable[[JudgeSettings, PromptSet | None, Any], str] | None = None
 
-    def prompt_version(self, settings: JudgeSettings, prompts: PromptSet | None,
-                       options: Any = None) -> str:
-        """The prompt version of a judgement made with these settings, prompts and options."""
+    def key_version(self, settings: JudgeSettings, prompts: PromptSet | None,
+                    options: Any = None) -> str:
+        """The prompt version of this kind's judgements (part of their key)."""
         if self.options_version is not None:
             return self.options_version(settings, prompts, options)
         return self.version(settings, prompts)
@@ -258,6 +261,8 @@ class Benchmark:
     prompts: the roles of the benchmark's prompt sets (None: no prompt sets).
     prompt_importer: `agentsweep prompts import` for the benchmark's released prompts:
         (checkout, out dir or None, set name, force) -> (out dir, manifest).
+    prompt_source: a file every checkout of the benchmark's reference has (relative path):
+        `prompts import` without `--bench` picks the benchmark whose file the checkout has.
     domains: what `--domain` means (None: the benchmark has no domains; the flag is refused).
     data_commands: adds the benchmark's own data actions, `agentsweep data <name> ACTION`
         (e.g. generating a task set), to the argparse sub-parsers action it is given; each
@@ -271,6 +276,10 @@ class Benchmark:
         run gets without a profile (old run directories too); profiles set other values
         (`options.NAME` keys), and a run that differs from its profile lists each as a
         deviation.
+    deviations: (the run config) -> deviations its options alone do not show, as
+        {key: {"profile", "used", "note"}} (e.g. a table the paper needs, run without).
+    run_flags: extra `agentsweep run` flags: flag -> (dotted config key, help), e.g.
+        {"--poi-table": ("options.poi_table", "...")}.
     """
 
     name: str
@@ -289,11 +298,14 @@ class Benchmark:
     config_aliases: Mapping[str, str] = field(default_factory=dict)
     prompts: PromptRoles | None = None
     prompt_importer: Callable[..., tuple[Path, dict[str, Any]]] | None = None
+    prompt_source: str = ""
     data_commands: Callable[[Any], None] | None = None
     description: str = ""
     domains: DomainsFn | None = None
     options: type | None = None
     reruns: Callable[[Path, Any], set[str]] | None = None
+    deviations: Callable[[Any], dict[str, dict[str, Any]]] | None = None
+    run_flags: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.name != self.data.benchmark:

@@ -288,7 +288,7 @@ class JudgePool:
             inp = JudgeInput(record=record, task=task, thash=thash, settings=self.settings,
                              prompts=self.prompts, tools=self.tool_schemas.get(record.benchmark),
                              options=self.options.of(bench))
-            version = spec.prompt_version(self.settings, self.prompts, inp.options)
+            version = spec.key_version(self.settings, self.prompts, inp.options)
             if spec.rule:
                 key = (thash, RULE_JUDGE_MODEL, version, kind)
                 if not self._skip(key):  # no await before the write: cannot race

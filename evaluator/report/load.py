@@ -186,6 +186,8 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any],
 
     info: dict[str, str] = {}
     later = describe(overrides or {})
+    if isinstance(manifest.get("benchmark"), str) and manifest["benchmark"]:
+        info["benchmark"] = manifest["benchmark"]
     for key in ("agentsweep_version", "version", "started_at", "start_time"):
         if key in manifest and isinstance(manifest[key], (str, int, float)):
             info[key] = str(manifest[key])
@@ -216,6 +218,13 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any],
             model = table.get("model")
             if isinstance(model, str) and model:
                 info[f"{section}_model"] = model
+    roles = manifest.get("roles")  # the models the role endpoints answered with
+    if isinstance(roles, list):
+        models = [f"{r['role']} {r['model']}" for r in roles if isinstance(r, dict)
+                  and isinstance(r.get("role"), str) and isinstance(r.get("model"), str)
+                  and r["model"]]
+        if models:
+            info["models"] = ", ".join(models)
     return info
 
 
@@ -352,14 +361,16 @@ def load_run(
         episodes=episodes,
         success_threshold=threshold,
         score_source=source,
-        info={**_run_info(manifest, config, overrides), **_context_guarded(run_dir)},
+        info={**_run_info(manifest, config, overrides), **_judgement_info(run_dir)},
         throughput=_throughput(run_dir),
     )
 
 
-def _context_guarded(run_dir: Path) -> dict[str, str]:
-    """{"context guard": "K of N model judgements"} when the judges' context guard cut K of
-    the N current model judgements' prompts (the last one per key); {} when it cut none."""
+def _judgement_info(run_dir: Path) -> dict[str, str]:
+    """"judge models": the models of the model judgements (a paired comparison of runs
+    judged by different models says so); "context guard": "K of N model judgements" when
+    the judges' context guard cut K of the N current model judgements' prompts (the last one
+    per key), absent when it cut none."""
     from evaluator.judges.pool import RULE_JUDGE_MODEL, judgement_key, read_judgements
     from evaluator.judges.transcript import CONTEXT_GUARD_NOTE
 
@@ -367,11 +378,15 @@ def _context_guarded(run_dir: Path) -> dict[str, str]:
         return {}
     latest = {judgement_key(j): j for j in read_judgements(run_dir)
               if j.judge_model != RULE_JUDGE_MODEL}
+    out = {}
+    models = sorted({j.judge_model for j in latest.values() if j.judge_model})
+    if models:
+        out["judge models"] = ", ".join(models)
     cut = sum(CONTEXT_GUARD_NOTE in j.reasoning for j in latest.values())
-    if not cut:
-        return {}
-    return {"context guard": f"{cut} of {len(latest)} model judgements cut to fit the judge's "
-                             "context"}
+    if cut:
+        out["context guard"] = (f"{cut} of {len(latest)} model judgements cut to fit the "
+                                "judge's context")
+    return out
 
 
 def _throughput(run_dir: Path) -> dict[str, Any]:

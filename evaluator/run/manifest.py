@@ -157,13 +157,17 @@ def read_manifest(run_dir: str | Path) -> Manifest:
 
 
 def run_deviations(config: Any, bench: Any, prompt_set: Any) -> dict[str, dict[str, Any]]:
-    """What a run does differently from its profile: the changed profile fields, and under the
-    `paper` profile of a benchmark whose reference prompts can be imported, `prompts` when the
-    run's set is not that import (docs/prompts.md)."""
+    """What a run does differently from its profile: the changed profile fields, the
+    benchmark's own (`Benchmark.deviations`), and under the `paper` profile of a benchmark whose
+    reference prompts can be imported, `prompts` when the run's set is not that import
+    (docs/prompts.md)."""
     from evaluator.config import profile_deviations
     from evaluator.prompt_sets import prompt_deviation
 
     devs = profile_deviations(config)
+    extra = getattr(bench, "deviations", None)
+    if extra is not None:
+        devs.update(extra(config))
     if config.profile == "paper" and getattr(bench, "prompt_importer", None) is not None:
         prompts = prompt_deviation(prompt_set, bench.name)
         if prompts is not None:

@@ -78,9 +78,27 @@ def test_an_option_from_the_command_line_names_the_flag(toy):
 
 
 def test_a_benchmark_without_options_refuses_them():
-    with pytest.raises(ConfigError, match="field `options.x`: TravelBench takes no options"):
-        load_config(None, [("data.dataset", "travelbench", "--data")],
+    bench = next((b for b in benchmarks.all_benchmarks() if b.options is None), None)
+    if bench is None:
+        pytest.skip("every registered benchmark takes options")
+    with pytest.raises(ConfigError, match=f"field `options.x`: {bench.title} takes no options"):
+        load_config(None, [("data.dataset", bench.name, "--data")],
                     text="[options]\nx = 1\n")
+
+
+def test_travelbench_options_are_checked_and_layered():
+    config = load_config(None, [("data.dataset", "travelbench", "--data")])[0]
+    assert config.options == {"rendering": "reference", "judge_answers": "reference"}
+    smoke = load_config(None, [("data.dataset", "travelbench", "--data"),
+                               ("profile", "smoke", "--profile")])[0]
+    assert smoke.options == {"rendering": "project", "judge_answers": "tolerant"}
+    changed = load_config(None, [("data.dataset", "travelbench", "--data"),
+                                 ("options.judge_answers", "tolerant", "--set")])[0]
+    assert profile_deviations(changed) == {
+        "options.judge_answers": {"profile": "reference", "used": "tolerant"}}
+    with pytest.raises(ConfigError, match="options.rendering"):
+        load_config(None, [("data.dataset", "travelbench", "--data")],
+                    text='[options]\nrendering = "verbatim"\n')
 
 
 def test_config_reference_documents_each_benchmarks_options(toy):

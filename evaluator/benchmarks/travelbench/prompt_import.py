@@ -6,7 +6,9 @@ f-string and one string literal. `SOURCES` maps each onto a role of the TravelBe
 (`$name` placeholders, or `{name}` in the simulator file); the generic machinery
 (`evaluator.prompt_import`) reads them with `ast`, never executing them, and writes the set
 with a manifest. Roles the reference does not have (the situation blocks of layout "prefix",
-the judges' dimension definitions) are copied from the built-in set and marked so.
+the judges' dimension definitions) are copied from the built-in set and marked so. The data
+roles (the judges' and the simulator's tool lists, the validators' error texts) are read by
+`prompt_import_data.py`.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from evaluator.prompt_import import (
 )
 from evaluator.prompt_sets import BUILTIN, load_prompt_set
 
+from .prompt_import_data import data_files
 from .prompting import PROMPT_ROLES
 
 REPOSITORY = "small-xiangcheng/TravelBench"
@@ -131,6 +134,9 @@ def render(checkout: Path) -> tuple[dict[str, str], dict[str, str]]:
     sim["system"] += "{examples}"  # the reference appends the examples to the system prompt
     sim["example_separator"] = ""  # ... and the example blocks to each other
     files["tool_simulator.txt"] = simulator_file(sim)
+    data, origins = data_files(checkout)
+    files.update(data)
+    provenance.update(origins)
     assert set(files) | {f"{r}.txt" for r in FROM_BUILTIN} == {
         f"{r}.txt" for r in PROMPT_ROLES.roles}
     return files, provenance

@@ -157,7 +157,7 @@ def test_judgement_keys_follow_the_options_and_the_prompt_set() -> None:
     tolerant = msgspec.structs.replace(REFERENCE, judge_reader="tolerant")
     assert judge_version(s, None, tolerant) == "sliding-window-v3+w10d2+rubrics-union+ref+keepmet"
     spec = get("vitabench").judges["sliding_window"]
-    assert spec.prompt_version(s, None, REFERENCE) == judge_version(s, None, REFERENCE)
+    assert spec.key_version(s, None, REFERENCE) == judge_version(s, None, REFERENCE)
 
 
 def _judgement(record: EpisodeRecord, error: str | None, options: VitaOptions) -> Judgement:
