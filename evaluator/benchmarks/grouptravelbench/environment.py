@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import msgspec
+
 from cache_store.types import SandboxTexts
 from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
 from evaluator.benchmarks.cached_sandbox import CachedSandbox
@@ -41,11 +43,11 @@ POI_HELP = (f"give the reference's {'/'.join(POI_FILE)} with --poi-table PATH (o
 
 
 def _options(config: Any) -> GroupOptions:
-    from . import BENCHMARK
-
-    options = BENCHMARK.read_options(config.options)
-    assert isinstance(options, GroupOptions)
-    return options
+    # read as Benchmark.read_options reads them (the package imports this module, not back)
+    try:
+        return msgspec.convert(dict(config.options or {}), GroupOptions, strict=True)
+    except msgspec.ValidationError as exc:
+        raise BenchmarkError(f"options of GroupTravelBench: {exc}") from None
 
 
 def check_poi_table(request: EnvironmentRequest) -> None:
