@@ -8,7 +8,7 @@ through a complete one.
 
 The pieces, in the order an episode meets them:
 - `data`: the benchmark's `bench_data.formats.DataFormat` (subsets, files, loader; the loader and
-  the typed task payload live in `bench_data/<name>.py`);
+  the typed task payload live in the benchmark's package, `data.py`);
 - `environment`: what tools an episode sees and how calls are answered (`EnvironmentFactory`);
 - `protocols`: subset (or mode) -> pure episode function `(EpisodeContext) -> EpisodeRecord`;
 - `judges` + `judge_kinds`: which judgements a finished episode needs (`JudgeSpec`: kind,

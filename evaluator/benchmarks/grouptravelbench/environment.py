@@ -1,4 +1,4 @@
-"""GroupTravelBench's environment: its 10 tools (`bench_data/grouptravelbench_tools.json`)
+"""GroupTravelBench's environment: its 10 tools (`grouptravelbench_tools.json`, next to data.py)
 answered by the cached tool sandbox, misses simulated by the tool simulator from the nearest
 cached examples (the seed's appendix B.3), arguments checked by `validation.py` first.
 

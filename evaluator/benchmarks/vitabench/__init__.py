@@ -1,6 +1,6 @@
 """VitaBench (stateful life-service tasks: delivery, in-store, travel agency): the benchmark.
 
-    data          bench_data/vitabench.py        tasks, rubrics (state then overall), databases
+    data          data.py                        tasks, rubrics (state then overall), databases
     environment   environment.py, env/           per-episode copy-on-write task databases
     protocols     protocol.py, dialogue.py       greeting, user simulator, agent tool loop,
                                                  trial reruns
