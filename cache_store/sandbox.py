@@ -57,7 +57,8 @@ class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
         resolved against. "" = `adcode.txt` next to the run's task files (the built-in sample:
         a small table of its English city names); "off" = skip that one check.
     simulator_max_tokens: output cap of one simulated answer.
-    index_backend: "auto" (FAISS GPU/CPU, torch fallback), "faiss" or "torch".
+    index_backend: "auto" / "faiss" (FAISS over the memory-mapped index files, on CPU; the torch
+        kernel where FAISS is missing) or "torch" (the torch kernel streaming the mapped matrix).
     """
 
     store: str = ""

@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "skipped; its config.toml and first overrides are reused")
     add_run_arguments(p)
     p.add_argument("--judge", action="store_true",
-                   help="judge episodes as they finish (overlaps rollouts)")
+                   help="judge episodes as they finish (overlaps rollouts), and first every "
+                   "episode already recorded that lacks a judgement (with --resume)")
     p.add_argument("--report", action="store_true", help="write the report at the end")
     p.add_argument("--check", action="store_true",
                    help="validate the config, flags, data, prompts, protocol and tool sandbox "

@@ -189,6 +189,25 @@ class JudgePool:
         if self._crash is not None:
             raise RuntimeError(f"a judge worker failed: {self._crash!r}") from self._crash
 
+    async def drain(self, stop: asyncio.Event) -> bool:
+        """`close()`, unless `stop` is set before everything submitted is judged: then
+        `abort()`. True when everything submitted was judged and written."""
+        if self._writer is None:
+            return True
+        joined = asyncio.ensure_future(self._queue.join())
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({joined, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finished = joined.done()
+        finally:
+            stopped.cancel()
+            joined.cancel()
+        if not finished:
+            await self.abort()
+            return False
+        await self.close()
+        return True
+
     async def abort(self) -> None:
         """Stop at once: cancel the workers (judgements in flight are dropped, so a later run
         judges them), write what is already judged. Safe after `close()`."""

@@ -10,6 +10,7 @@ import (docs/prompts.md).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -77,13 +78,12 @@ def test_an_option_from_the_command_line_names_the_flag(toy):
         _toy(("options.grader_weight", "x"))
 
 
-def test_a_benchmark_without_options_refuses_them():
-    bench = next((b for b in benchmarks.all_benchmarks() if b.options is None), None)
-    if bench is None:
-        pytest.skip("every registered benchmark takes options")
-    with pytest.raises(ConfigError, match=f"field `options.x`: {bench.title} takes no options"):
-        load_config(None, [("data.dataset", bench.name, "--data")],
-                    text="[options]\nx = 1\n")
+def test_a_benchmark_without_options_refuses_them(toy, monkeypatch):
+    # every shipped benchmark takes options: a copy of the toy one without them stands in
+    bare = dataclasses.replace(toy, options=None)
+    monkeypatch.setitem(benchmarks._REGISTRY, toy.name, bare)
+    with pytest.raises(ConfigError, match=f"field `options.x`: {bare.title} takes no options"):
+        _toy(text="[options]\nx = 1\n")
 
 
 def test_travelbench_options_are_checked_and_layered():
@@ -210,3 +210,41 @@ def test_options_reach_protocol_judges_scoring_manifest_and_report(tmp_path):
         "toybench"]
     want = sum(0.5 + 0.5 * j["score"] for j in graded) / len(graded)
     assert section["accuracy"] == pytest.approx(want)
+
+
+def test_owed_judgements_are_keyed_with_the_options(toy, tmp_path):
+    """A judge whose version names the options (`JudgeSpec.options_version`): a judgement made
+    under the run's options is not owed again, one made under others is (the resume backfill
+    and the summary's owed count use the pool's keys)."""
+    import dataclasses
+    import time
+
+    from evaluator.benchmarks.base import BenchmarkOptions
+    from evaluator.judges.owed import missing
+    from evaluator.judges.settings import JudgeSettings
+    from evaluator.judges.transcript import trajectory_hash
+    from evaluator.records import EpisodeRecord, Judgement, UnitId
+    from tests.toybench.judges import EXACT, JUDGES
+
+    spec = dataclasses.replace(JUDGES[EXACT], options_version=lambda s, p, o: (
+        "toy-exact-v1" + ("+final" if o.final_only else "")))
+    bench = dataclasses.replace(toy, judges={EXACT: spec})
+    benchmarks.register(bench, replace=True)
+    try:
+        rec = EpisodeRecord(unit=UnitId(run="r", task="toybench/arith/a1", trial=0, seed=1),
+                            benchmark="toybench", subset="arith", task_id="a1", messages=[],
+                            termination="answer", final_answer="5")
+        settings = JudgeSettings()
+        made = Judgement(unit=rec.unit, trajectory_hash=trajectory_hash(rec), judge_model="rule",
+                         prompt_version="toy-exact-v1+final", kind=EXACT, score=1.0,
+                         created_at=time.time())
+        have = {(made.trajectory_hash, "rule", made.prompt_version, EXACT): made}
+        paper = BenchmarkOptions({"final_only": True})
+        other = BenchmarkOptions({"final_only": False})
+        kinds = lambda r, t, s: [EXACT]
+        benchmarks.register(dataclasses.replace(bench, judge_kinds=kinds), replace=True)
+        assert missing(rec, None, settings, "m", None, have, paper) == []
+        assert missing(rec, None, settings, "m", None, have, other) == [
+            (made.trajectory_hash, "rule", "toy-exact-v1", EXACT)]
+    finally:
+        benchmarks.register(toy, replace=True)
