@@ -23,9 +23,8 @@ from evaluator.prompt_import import (
     Source,
     _format_parts,
     _fstring_parts,
-    check_name,
-    default_out,
     git_commit,
+    import_target,
     parse_source,
     simulator_file,
     write_set,
@@ -233,13 +232,7 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "group
                      force: bool = False) -> tuple[Path, dict[str, Any]]:
     """Write the prompt set of `checkout` to `out` (default `sets_dir()/name`); returns the set
     directory and its manifest. Never overwrites an existing set unless `force`."""
-    check_name(name)
-    checkout = checkout.expanduser().resolve()
-    if not checkout.is_dir():
-        raise ImportFailed(f"{checkout}: not a directory (expected a checkout of {REPOSITORY})")
-    out = (out or default_out(name)).expanduser().absolute()
-    if out.exists() and not force:
-        raise ImportFailed(f"{out} exists: pass --force to replace it")
+    checkout, out = import_target(checkout, out, name, REPOSITORY, force)
     files, provenance = render(checkout)
     manifest = {
         "name": name,

@@ -17,18 +17,16 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.prompt_import import (
-    ImportFailed,
     Source,
-    check_name,
-    default_out,
+    add_builtin_roles,
     extract_parts,
     git_commit,
+    import_target,
     parse_source,
     replace_literals,
     simulator_file,
     write_set,
 )
-from evaluator.prompt_sets import BUILTIN, load_prompt_set
 
 from .prompt_import_data import data_files
 from .prompting import PROMPT_ROLES
@@ -90,18 +88,9 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "trave
                      force: bool = False) -> tuple[Path, dict[str, Any]]:
     """Write the prompt set of `checkout` to `out` (default `sets_dir()/name`); returns the set
     directory and its manifest. Never overwrites an existing set unless `force`."""
-    check_name(name)
-    checkout = checkout.expanduser().resolve()
-    if not checkout.is_dir():
-        raise ImportFailed(f"{checkout}: not a directory (expected a checkout of {REPOSITORY})")
-    out = (out or default_out(name)).expanduser().absolute()
-    if out.exists() and not force:
-        raise ImportFailed(f"{out} exists: pass --force to replace it")
+    checkout, out = import_target(checkout, out, name, REPOSITORY, force)
     files, provenance = render(checkout)
-    builtin = load_prompt_set(BUILTIN, PROMPT_ROLES)
-    for role in FROM_BUILTIN:
-        files[f"{role}.txt"] = builtin.texts[role]
-        provenance[f"{role}.txt"] = f"agentsweep builtin ({builtin.label})"
+    add_builtin_roles(files, provenance, PROMPT_ROLES, FROM_BUILTIN)
     manifest = {
         "name": name,
         "benchmark": "travelbench",

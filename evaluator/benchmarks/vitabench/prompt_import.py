@@ -25,14 +25,13 @@ from typing import Any
 from evaluator.prompt_import import (
     ImportFailed,
     Source,
-    check_name,
-    default_out,
+    add_builtin_roles,
     extract_parts,
     git_commit,
+    import_target,
     parse_source,
     write_set,
 )
-from evaluator.prompt_sets import BUILTIN, load_prompt_set
 
 from .env.spec import ALL_TOOLS
 from .prompting import ROLES
@@ -74,18 +73,9 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "vitab
                      force: bool = False) -> tuple[Path, dict[str, Any]]:
     """Write the prompt set of `checkout` to `out` (default `sets_dir()/name`); returns the set
     directory and its manifest. Never overwrites an existing set unless `force`."""
-    check_name(name)
-    checkout = checkout.expanduser().resolve()
-    if not checkout.is_dir():
-        raise ImportFailed(f"{checkout}: not a directory (expected a checkout of {REPOSITORY})")
-    out = (out or default_out(name)).expanduser().absolute()
-    if out.exists() and not force:
-        raise ImportFailed(f"{out} exists: pass --force to replace it")
+    checkout, out = import_target(checkout, out, name, REPOSITORY, force)
     files, provenance = render(checkout)
-    builtin = load_prompt_set(BUILTIN, ROLES)
-    for role in FROM_BUILTIN:
-        files[f"{role}.txt"] = builtin.texts[role]
-        provenance[f"{role}.txt"] = f"agentsweep builtin ({builtin.label})"
+    add_builtin_roles(files, provenance, ROLES, FROM_BUILTIN)
     placeholders: dict[str, dict[str, str]] = {
         role: dict(fields) for role, (_, fields) in YAML_SOURCES.items()}
     placeholders["judge_window_user"] = dict(JUDGE_USER.fields)
