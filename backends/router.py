@@ -43,7 +43,7 @@ from .router_replica import (
     failure_kind,
     first_turn,
 )
-from .router_tasks import health_loop, inspect_replica, metrics_loop
+from .router_tasks import RouterHooks, health_loop, inspect_replica, metrics_loop
 from .types import ChatMessage, ChatResponse, Endpoint
 
 __all__ = ["AllReplicasDown", "ReplicaSpec", "Router", "RouterSettings", "RouterStats"]
@@ -107,11 +107,13 @@ class Router:
         async with self._start_lock:
             if self._started:
                 return
-            await asyncio.gather(*(inspect_replica(self, r) for r in self.replicas))
+            hooks = RouterHooks(self.settings, self.stats, self.clock, self.note,
+                                self._take_out, self._rejoin, self._no_models)
+            await asyncio.gather(*(inspect_replica(hooks, r) for r in self.replicas))
             for rep in self.replicas:
-                self._tasks.append(asyncio.create_task(health_loop(self, rep)))
+                self._tasks.append(asyncio.create_task(health_loop(hooks, rep)))
                 if self.settings.admission.enabled:
-                    self._tasks.append(asyncio.create_task(metrics_loop(self, rep)))
+                    self._tasks.append(asyncio.create_task(metrics_loop(hooks, rep)))
             self._started = True
 
     async def close(self) -> None:

@@ -1,11 +1,11 @@
 """How a benchmark's data looks on disk: one `DataFormat` per benchmark.
 
 A format says which files of a directory are its task files (and for which subsets), whether a
-single file is one of its task files, how one file is loaded (`bench_data/<name>.py`), where its
-tool schemas are and which subset names it accepts as aliases. `bench_data.registry` finds and
-loads datasets through the registered formats only; the built-in ones are TravelBench,
-GroupTravelBench and VitaBench, and a plugin benchmark registers its own
-(`bench_data.registry.register_format`, done for it when its `Benchmark` is registered).
+single file is one of its task files, how one file is loaded, where its tool schemas are and
+which subset names it accepts as aliases. Each benchmark declares its own, next to its loader
+in its package (`evaluator/benchmarks/<name>/data.py` for the built-in ones).
+`bench_data.registry` finds and loads datasets through the registered formats only
+(`bench_data.registry.register_format`, done when the benchmark is registered).
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
 """Dataset registry: find benchmark data by name or path and load it as a `TaskSet`.
 
-Datasets are found and read through the registered `DataFormat`s (`bench_data.formats`): the
-built-in TravelBench, GroupTravelBench, VitaBench and TRIP-Bench, and any a plugin benchmark
-registers (`register_format`). Names: "sample" (the built-in sample, no download), a
+Datasets are found and read through the registered `DataFormat`s (`bench_data.formats`). This
+package knows no benchmark: each benchmark's format lives in its package
+(`evaluator/benchmarks/<name>/data.py`) and is registered with it (`register_format`, done by
+the evaluator's benchmark registry, which also hands this module a format source: a function
+run before each lookup that registers the built-in benchmarks' formats). Names: "sample" (the built-in sample, no download), a
 benchmark's name (its directory under the data directory), or a path to a benchmark directory
 or task file; `benchmark=` reads the data as that benchmark's instead of recognising it.
 
@@ -13,14 +15,14 @@ Data directory, first that exists: the `data_dir` argument, `$AGENTSWEEP_DATA_DI
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from bench_data import grouptravelbench, travelbench, tripbench, vitabench
 from bench_data.formats import DataFormat
+from bench_data.samples import SAMPLE_DIR  # noqa: F401  (the built-in sample, for callers)
 from bench_data.tools import check_tool_schemas
 from bench_data.types import LoadIssue, Task, TaskLoadError
 
@@ -31,6 +33,21 @@ CACHE_SUBDIRS = ("cache", "sandbox_cache")
 # registration order; recognising data tries the latest registered first (plugins before the
 # built-ins, whose catch-all TravelBench .jsonl rule goes last)
 _FORMATS: dict[str, DataFormat] = {}
+_SOURCES: list[Callable[[], object]] = []
+
+
+def add_format_source(load: Callable[[], object]) -> None:
+    """Run `load()` before every lookup: it registers formats this package cannot import (the
+    evaluator's benchmark registry hands its loader of the built-in benchmarks; once they are
+    loaded it returns at once)."""
+    if load not in _SOURCES:
+        _SOURCES.append(load)
+
+
+def _formats() -> dict[str, DataFormat]:
+    for load in _SOURCES:
+        load()
+    return _FORMATS
 
 
 def register_format(fmt: DataFormat, *, replace: bool = False) -> None:
@@ -43,19 +60,15 @@ def register_format(fmt: DataFormat, *, replace: bool = False) -> None:
     _FORMATS[fmt.benchmark] = fmt
 
 
-for _fmt in (travelbench.FORMAT, grouptravelbench.FORMAT, vitabench.FORMAT,
-             tripbench.FORMAT):
-    register_format(_fmt)
-
 
 def formats() -> list[DataFormat]:
     """The registered formats in registration order."""
-    return list(_FORMATS.values())
+    return list(_formats().values())
 
 
 def get_format(benchmark: str) -> DataFormat:
     try:
-        return _FORMATS[benchmark]
+        return _formats()[benchmark]
     except KeyError:
         raise KeyError(f"no data format for benchmark {benchmark!r}; known: "
                        f"{', '.join(_FORMATS)}") from None
@@ -63,18 +76,14 @@ def get_format(benchmark: str) -> DataFormat:
 
 def sample_format() -> DataFormat:
     """The format of the built-in sample dataset: the first registered one that ships one."""
-    for fmt in _FORMATS.values():
+    for fmt in _formats().values():
         if fmt.sample is not None:
             return fmt
     raise FileNotFoundError("no registered benchmark ships a built-in sample")
 
 
-SAMPLE_DIR = travelbench.FORMAT.sample
-"""The built-in sample's directory (TravelBench-shaped)."""
-
-
 def _detect_order() -> list[DataFormat]:
-    return list(reversed(_FORMATS.values()))
+    return list(reversed(_formats().values()))
 
 
 class DatasetInfo(msgspec.Struct):
@@ -182,13 +191,12 @@ def _from_dir(name: str, root: Path, builtin: bool = False,
     if benchmark:
         raise FileNotFoundError(f"{root}: no {benchmark} task files found")
     raise FileNotFoundError(
-        f"{root}: no benchmark files found (expected TravelBench single_turn/multi_turn/"
-        f"unsolve.jsonl, VitaBench <domain>/{vitabench.TASK_FILE}, GroupTravelBench *.jsonl, "
-        f"or the files of another registered benchmark: {', '.join(_FORMATS)})")
+        f"{root}: no benchmark files found (expected the task files of a registered benchmark: "
+        f"{', '.join(_FORMATS)}; docs/data.md shows each one's layout)")
 
 
 def _from_file(path: Path, benchmark: str | None = None) -> _Source:
-    if any(fmt.tool_schemas(path.parent) == path for fmt in _FORMATS.values()):
+    if any(fmt.tool_schemas(path.parent) == path for fmt in _formats().values()):
         raise ValueError(f"{path} is a tool-schema file, not a task file")
     candidates = [get_format(benchmark)] if benchmark else _detect_order()
     for fmt in candidates:
@@ -212,7 +220,7 @@ def resolve(name_or_path: str, data_dir: Path | str | None = None,
         if fmt.sample is None:
             raise FileNotFoundError(f"benchmark {benchmark!r} ships no built-in sample")
         return _from_dir(SAMPLE, fmt.sample, builtin=True, benchmark=fmt.benchmark)
-    if name_or_path in _FORMATS:
+    if name_or_path in _formats():
         if benchmark and benchmark != name_or_path:
             raise ValueError(f"dataset {name_or_path!r} is benchmark {name_or_path!r}'s data, "
                              f"not {benchmark!r}'s")
@@ -240,7 +248,7 @@ def benchmark_of(name_or_path: str, data_dir: Path | str | None = None) -> str |
     """The benchmark a dataset belongs to, without loading it (None when it cannot be found)."""
     if name_or_path == SAMPLE:
         return sample_format().benchmark
-    if name_or_path in _FORMATS:
+    if name_or_path in _formats():
         return name_or_path
     try:
         return resolve(name_or_path, data_dir).benchmark
@@ -346,5 +354,5 @@ def list_datasets(data_dir: Path | str | None = None) -> list[DatasetInfo]:
     """The built-in sample, then each registered benchmark's data (available or not)."""
     resolve_data_dir(data_dir)  # a bad --data-dir is an error, not "not found"
     infos = [_info(resolve(SAMPLE))]
-    infos += [dataset_info(fmt.benchmark, data_dir) for fmt in _FORMATS.values()]
+    infos += [dataset_info(fmt.benchmark, data_dir) for fmt in _formats().values()]
     return infos

@@ -1,11 +1,12 @@
-"""What a task is: the common envelope `Task`, and the benchmarks' typed payloads.
+"""What a task is: the common envelope `Task`, and how a load reports bad records.
 
-Loaders in this package turn benchmark files into `Task` values. A task's benchmark-specific
-part is its `payload`: a msgspec Struct tagged with the benchmark's name (`kind`), one member
-of the tagged union `TaskPayload` for the built-in benchmarks, or a plugin benchmark's own
-tagged Struct. A benchmark's code reads it with `task.payload_as(TheType)`; the generic layers
-never look inside. `rubrics` (atomic rubric strings of rubric-judged benchmarks such as
-VitaBench) and `instructions` are generic fields; nothing downstream parses raw dicts.
+Each benchmark's loader (`evaluator/benchmarks/<name>/data.py`, or a plugin's) turns its files
+into `Task` values. A task's benchmark-specific part is its `payload`: a msgspec Struct tagged
+with the benchmark's name (`kind`), defined in the benchmark's own package (e.g. TravelBench's
+`TravelBenchTask`, in its `data.py`). A benchmark's code reads it with
+`task.payload_as(TheType)`; the generic layers never look inside. `rubrics` (atomic rubric
+strings of rubric-judged benchmarks such as VitaBench) and `instructions` are generic fields;
+nothing downstream parses raw dicts.
 """
 
 from __future__ import annotations
@@ -13,39 +14,6 @@ from __future__ import annotations
 from typing import Any, TypeVar
 
 import msgspec
-
-
-class TravelBenchTask(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=False,
-                      tag_field="kind", tag="travelbench"):
-    """One line of TravelBench's single_turn.jsonl / multi_turn.jsonl / unsolve.jsonl."""
-
-    trace_id: str
-    time: str
-    query: str
-    context: str = ""
-    intent: str = ""
-    primary_intent: str = ""
-    missing_tool: bool = False
-    missing_info: bool = False
-    no_actionable: bool = False
-    user_profile: str | None = None
-    avg_tool_calls: float | None = None
-
-
-class GroupTravelTask(TravelBenchTask, tag="grouptravelbench"):
-    """One line of GroupTravelBench's test.jsonl: a TravelBench-shaped task (query, time,
-    context; `trace_id` is the task id) plus the group (its members' preferences, the chat
-    so far, metadata and difficulty)."""
-
-    user_preferences: dict[str, Any] = msgspec.field(default_factory=dict)
-    initial_messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
-    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
-    difficulty_score: float | None = None
-    difficulty_type: str = ""
-
-
-TaskPayload = TravelBenchTask | GroupTravelTask
-"""The built-in benchmarks' payloads, tagged by `kind` (the benchmark's name)."""
 
 P = TypeVar("P")
 
@@ -59,7 +27,7 @@ class Task(msgspec.Struct, omit_defaults=True, frozen=True):
 
     task_id is unique within (benchmark, subset). `source` names the file and line the task
     came from, for error messages and manifests. `payload` is the benchmark's typed task (a
-    tagged msgspec Struct, e.g. `TravelBenchTask`); `rubrics` the atomic rubric strings of
+    tagged msgspec Struct defined by the benchmark); `rubrics` the atomic rubric strings of
     rubric-judged benchmarks; `instructions` the user's instructions as text, where the
     benchmark has them; `extra` keeps fields the loaders did not model (never used on the hot
     path).
@@ -86,11 +54,6 @@ class Task(msgspec.Struct, omit_defaults=True, frozen=True):
             raise PayloadError(f"task {self.key} (from {self.source or 'unknown source'}) has "
                              f"{got}, not the {kind.__name__} this code needs")
         return self.payload
-
-    @property
-    def travel(self) -> TravelBenchTask | None:
-        """Deprecated: the payload when it is TravelBench-shaped (use `payload_as`)."""
-        return self.payload if isinstance(self.payload, TravelBenchTask) else None
 
 
 class LoadIssue(msgspec.Struct, frozen=True):

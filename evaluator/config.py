@@ -20,6 +20,7 @@ import msgspec
 
 from backends.types import AtLeastOne, Endpoint, NonNegative, Positive, SamplingParams
 from cache_store.sandbox import SandboxSettings
+from evaluator import catalog
 from evaluator import config_check as check
 from evaluator.config_check import (
     ConfigError,
@@ -30,6 +31,7 @@ from evaluator.config_check import (
     locate_line,
     located,
     parse_override,
+    plain,
     rename_aliases,
     set_dotted,
 )
@@ -379,7 +381,7 @@ def load_config(
         set_dotted(raw, key, value, origin)
         origins[key] = origin
     check_unknown_keys(raw, RunConfig, source, text, origins)
-    raw = apply_profile(raw, source, text, origins, DataConfig().dataset)
+    raw = apply_profile(raw, source, text, origins, DataConfig().dataset, known_fields)
     sim = raw.get("tool_simulator")
     if isinstance(sim, dict) and "sampling" in sim:
         raise located("`tool_simulator.sampling` cannot be set: simulated tool answers are "
@@ -430,7 +432,7 @@ def _resolve_options(config: RunConfig, source: str, text: str,
 
 
 def _benchmark(config: RunConfig) -> Any:
-    from evaluator import benchmarks
+    benchmarks = catalog.current()
 
     name = run_benchmark(config.data)
     return benchmarks.find(name) if name else None
@@ -463,7 +465,7 @@ def read_config_text(path: str | Path) -> str:
 def convert_config(resolved: dict[str, Any]) -> RunConfig:
     """A RunConfig from a run directory's resolved config (manifest.json), old key names
     included (raises msgspec.ValidationError or ConfigError)."""
-    from evaluator import benchmarks
+    benchmarks = catalog.current()
 
     plugins = resolved.get("plugins")
     if isinstance(plugins, list):
@@ -477,7 +479,7 @@ def known_fields(benchmark: str | None = None) -> set[str]:
     """Every dotted field of RunConfig, with `options.NAME` for each option of `benchmark`."""
     known = set(leaves(plain(RunConfig())))
     if benchmark:
-        from evaluator import benchmarks
+        benchmarks = catalog.current()
 
         bench = benchmarks.find(benchmark)
         if bench is not None and bench.options is not None:
@@ -512,22 +514,11 @@ def _keep_role_sampling_defaults(raw: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- docs
 
 
-def plain(value: Any) -> Any:
-    """A Struct tree as plain data with every field, defaults included (omit_defaults ignored)."""
-    if isinstance(value, msgspec.Struct):
-        return {f: plain(getattr(value, f)) for f in value.__struct_fields__}
-    if isinstance(value, (list, tuple)):
-        return [plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
-    return value
-
-
 def config_doc() -> str:
     """Markdown reference of every table, field and default (docs/config.md)."""
     from evaluator.config_doc import render
 
-    return render()
+    return render(RunConfig)
 
 
 if __name__ == "__main__":

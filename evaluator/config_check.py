@@ -11,9 +11,22 @@ from typing import Any
 
 import msgspec
 
+from evaluator import catalog
+
 
 class ConfigError(ValueError):
     """A bad configuration: message names the file (or CLI flag), the line and the field."""
+
+
+def plain(value: Any) -> Any:
+    """A Struct tree as plain data with every field, defaults included (omit_defaults ignored)."""
+    if isinstance(value, msgspec.Struct):
+        return {f: plain(getattr(value, f)) for f in value.__struct_fields__}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
 
 
 def parse_override(item: str) -> tuple[str, Any]:
@@ -174,7 +187,7 @@ def rename_aliases(raw: Any, aliases: dict[str, str], prefix: str = "",
 def benchmark_aliases(raw: dict[str, Any], overrides: list[tuple[str, Any, str]],
              source: str) -> dict[str, str]:
     """Every registered benchmark's old config keys, the config's own plugins loaded first."""
-    from evaluator import benchmarks
+    benchmarks = catalog.current()
 
     plugins = [v for k, v, _ in overrides if k == "plugins"] or [raw.get("plugins", [])]
     try:

@@ -18,7 +18,10 @@ the config's defaults.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from typing import Any
+
+from evaluator import catalog
 
 PROFILE_NAMES = ("auto", "paper", "smoke")
 """Values of the top-level `profile` field."""
@@ -54,7 +57,7 @@ def benchmark_profile(name: str, benchmark: str | None) -> dict[str, Any]:
     """Profile NAME of a benchmark: `paper` is the benchmark's own; `smoke` is the generic one
     with the benchmark's `smoke` values over it. An unknown benchmark (None) gets the generic
     values only."""
-    from evaluator import benchmarks
+    benchmarks = catalog.current()
 
     bench = benchmarks.find(benchmark) if benchmark else None
     own = dict(bench.profiles.get(name, {})) if bench is not None else {}
@@ -169,10 +172,11 @@ def run_benchmark(data: Any) -> str | None:
 
 
 def apply_profile(raw: dict[str, Any], source: str, text: str, origins: dict[str, str],
-                  default_dataset: str) -> dict[str, Any]:
+                  default_dataset: str,
+                  known_fields: Callable[[str | None], set[str]]) -> dict[str, Any]:
     """The profile's values under the user's (TOML, --set and flags win), with `profile` set to
-    the resolved name so that the manifest's resolved config says which profile ran."""
-    from evaluator.config import known_fields
+    the resolved name so that the manifest's resolved config says which profile ran.
+    `known_fields`: a benchmark's name -> the config's dotted fields (`config.known_fields`)."""
     from evaluator.config_check import located
 
     data = raw.get("data") if isinstance(raw.get("data"), dict) else {}

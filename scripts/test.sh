@@ -10,4 +10,5 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
     || echo "[test] chromium could not be installed; browser tests will be skipped" >&2
 fi
 .venv/bin/ruff check --no-cache backends bench_data cache_store evaluator kernels perf tests
+.venv/bin/lint-imports --no-cache  # the import layers and cycles of .importlinter
 exec .venv/bin/python -m pytest -q -rs "$@"

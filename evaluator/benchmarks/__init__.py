@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from importlib import metadata
 from typing import Any
 
+from bench_data.registry import register_format
+
 from .base import Benchmark, BenchmarkError
 
 BUILTIN = (
@@ -38,12 +40,12 @@ PLUGINS_ENV = "AGENTSWEEP_PLUGINS"
 _REGISTRY: dict[str, Benchmark] = {}
 _LOADED_MODULES: set[str] = set()
 _started = False
+_builtins_loaded = False
 
 
 def register(bench: Benchmark, *, replace: bool = False) -> Benchmark:
     """Add a benchmark (and its data format, so its data can be found and loaded)."""
-    from bench_data.registry import register_format
-
+    load_builtins()  # the built-in formats first: recognising data tries later ones first
     old = _REGISTRY.get(bench.name)
     if old is not None and old is not bench and not replace:
         raise BenchmarkError(f"a benchmark named {bench.name!r} is already registered")
@@ -79,13 +81,24 @@ def load_plugins(modules: Iterable[str]) -> list[Benchmark]:
     return [load_module(m) for m in modules if m]
 
 
+def load_builtins() -> None:
+    """Register the built-in benchmarks (`BUILTIN`) once; the dataset registry
+    (`bench_data.registry`) runs this before each lookup, so that their data formats are known
+    without bench_data importing a benchmark."""
+    global _builtins_loaded
+    if _builtins_loaded:
+        return
+    _builtins_loaded = True
+    for name in BUILTIN:
+        load_module(name)
+
+
 def _start() -> None:
     global _started
     if _started:
         return
     _started = True
-    for name in BUILTIN:
-        load_module(name)
+    load_builtins()
     for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
         if ep.value in _LOADED_MODULES:
             continue
@@ -134,5 +147,5 @@ def config_aliases() -> dict[str, str]:
 
 
 __all__ = ["BUILTIN", "ENTRY_POINT_GROUP", "PLUGINS_ENV", "Benchmark", "BenchmarkError",
-           "all_benchmarks", "config_aliases", "find", "get", "load_module", "load_plugins",
-           "names", "register"]
+           "all_benchmarks", "config_aliases", "find", "get", "load_builtins", "load_module",
+           "load_plugins", "names", "register"]

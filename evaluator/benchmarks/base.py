@@ -8,7 +8,7 @@ through a complete one.
 
 The pieces, in the order an episode meets them:
 - `data`: the benchmark's `bench_data.formats.DataFormat` (subsets, files, loader; the loader and
-  the typed task payload live in `bench_data/<name>.py`);
+  the typed task payload live in the benchmark's package, `data.py`);
 - `environment`: what tools an episode sees and how calls are answered (`EnvironmentFactory`);
 - `protocols`: subset (or mode) -> pure episode function `(EpisodeContext) -> EpisodeRecord`;
 - `judges` + `judge_kinds`: which judgements a finished episode needs (`JudgeSpec`: kind,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from evaluator.judges.settings import JudgeSettings
     from evaluator.prompt_sets import PromptRoles, PromptSet
     from evaluator.protocols.base import EpisodeContext, ToolSandbox
-    from evaluator.report.tables import Table
+    from evaluator.table import Table
 
 
 class BenchmarkError(Exception):

@@ -15,22 +15,7 @@ from evaluator.report.tables import (
     run_table,
     summary_table,
 )
-
-
-def _clip(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def terminal_table(table: Table, max_col: int = 40) -> str:
-    """A fixed-width text table (no colours, safe for any terminal)."""
-    cells = [[_clip(c, max_col) for c in row] for row in [table.headers] + table.rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(table.headers))]
-    lines = [table.title]
-    for n, row in enumerate(cells):
-        lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-        if n == 0:
-            lines.append("  ".join("-" * w for w in widths))
-    return "\n".join(lines)
+from evaluator.table import terminal_table
 
 
 def md_cell(text: str) -> str:

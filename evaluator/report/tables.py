@@ -5,25 +5,8 @@ Runs are compared side by side: rows are (subset, run) or (k, subset), columns p
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from evaluator.report.summary import CurvePoint, RunSummary, SubsetSummary
-
-
-@dataclass
-class Table:
-    title: str
-    headers: list[str]
-    rows: list[list[str]] = field(default_factory=list)
-    note: str = ""
-
-
-def pct(x: float | None, digits: int = 1) -> str:
-    return "—" if x is None else f"{100 * x:.{digits}f}%"
-
-
-def num(x: float | None, digits: int = 3) -> str:
-    return "—" if x is None else f"{x:.{digits}f}"
+from evaluator.table import Table, mean_pm, num, pct  # Table and its cells: evaluator/table.py
 
 
 def point_text(p: CurvePoint | None, with_ci: bool = True) -> str:
@@ -87,14 +70,6 @@ def summary_table(runs: list[RunSummary]) -> Table:
                 pct(s.tool_error_rate), pct(_cache_rate(s)), str(s.judge_errors),
             ])
     return table
-
-
-def mean_pm(mean: float | None, std: float | None, scale: float = 1.0, digits: int = 3) -> str:
-    """"mean ± std" ("mean" alone without a std, "—" without a mean)."""
-    if mean is None:
-        return "—"
-    text = f"{scale * mean:.{digits}f}"
-    return text if std is None else text + f" ± {scale * std:.{digits}f}"
 
 
 def benchmark_tables(runs: list[RunSummary]) -> list[Table]:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.report.svg import LineSeries, line_chart, nice_top
-from evaluator.report.tables import Table, pct
+from evaluator.table import Table, pct
 
 MAX_POINTS = 240  # per series in the report (the file keeps every sample)
 

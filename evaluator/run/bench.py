@@ -191,8 +191,7 @@ def hms(seconds: float | None) -> str:
 
 def render(b: dict[str, Any]) -> str:
     """The terminal table of `analyse`'s result."""
-    from evaluator.report.render_text import terminal_table
-    from evaluator.report.tables import Table
+    from evaluator.table import Table, terminal_table
 
     lines = [(f"bench {b['run_dir']}: {b['episodes']} episodes in {b['seconds']:.1f}s "
               f"({_f(b['episodes_per_min'])} episodes/min)")]

@@ -17,14 +17,26 @@ from __future__ import annotations
 
 import math
 import time
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
 
 from evaluator.view.index import FILES
 
-if TYPE_CHECKING:
-    from evaluator.view.query import RunView
+
+class RunView(Protocol):
+    """What these figures read of a run (`query.RunView` is one; it asks this module for its
+    `progress`, so this module does not import it)."""
+
+    v: dict[str, np.ndarray]
+    index: Any
+    run_dir: Path
+    total: int | None
+    rules: Any
+    threshold: float
+
+    def is_live(self) -> bool: ...
 
 
 def _pct(x: float | None) -> str:

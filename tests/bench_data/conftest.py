@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import evaluator  # noqa: F401  (hands the dataset registry the built-in benchmarks' formats)
+
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from bench_data.travelbench import (
+from bench_data.types import TaskLoadError
+from evaluator.benchmarks.travelbench.data import (
     load_tool_schemas,
     load_travelbench_file,
     subset_for_file,
 )
-from bench_data.types import TaskLoadError
 
 GOOD = {"trace_id": "t1", "time": "2025-10-24 10:00", "query": "Weather in Hangzhou?"}
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from bench_data.grouptravelbench import load_grouptravel_file
-from bench_data.types import GroupTravelTask, TaskLoadError
-from bench_data.vitabench import load_vitabench_file
+from bench_data.types import TaskLoadError
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask, load_grouptravel_file
+from evaluator.benchmarks.vitabench.data import load_vitabench_file
 
 
 @pytest.mark.parametrize("domain", ["delivery", "instore"])

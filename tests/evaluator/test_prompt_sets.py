@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from bench_data.types import Task, TravelBenchTask
+from bench_data.types import Task
 from cache_store.sandbox import Sandbox, SandboxSettings
 from cache_store.simulator import build_messages, parse_prompt
 from evaluator.benchmarks.travelbench import prompting
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 from evaluator.benchmarks.travelbench.judges import (
     META_PROMPT_VERSION,
     RUBRIC_PROMPT_VERSION,

@@ -10,10 +10,11 @@ import pytest
 
 from backends.errors import ConnectionFailed, HTTPStatusError
 from backends.types import ChatMessage, ChatResponse, Choice, FunctionCall, ToolCall, Usage
-from bench_data.types import Task, TravelBenchTask
+from bench_data.types import Task
 from cache_store.types import ToolOutcome
 from evaluator.benchmarks import BenchmarkError
 from evaluator.benchmarks.travelbench import BENCHMARK
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 from evaluator.benchmarks.travelbench.prompting import (
     agent_first_message,
     prompt_version,

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from bench_data.grouptravelbench import FORMAT
 from evaluator.benchmarks.base import Benchmark, JudgeSpec
+from evaluator.benchmarks.grouptravelbench.data import FORMAT
 
 from .environment import ENVIRONMENT, deviations
 from .judges import (

@@ -1,4 +1,4 @@
-"""GroupTravelBench's environment: its 10 tools (`bench_data/grouptravelbench_tools.json`)
+"""GroupTravelBench's environment: its 10 tools (`grouptravelbench_tools.json`, next to data.py)
 answered by the cached tool sandbox, misses simulated by the tool simulator from the nearest
 cached examples (the seed's appendix B.3), arguments checked by `validation.py` first, the
 agent told what went wrong in the words of the run's prompt set (`tool_errors.py`). With
@@ -21,6 +21,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from cache_store.types import SandboxStyle, SandboxTexts, Validator
 from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
 from evaluator.benchmarks.cached_sandbox import CachedSandbox
@@ -39,11 +41,11 @@ POI_HELP = (f"give the reference's {'/'.join(POI_FILE)} with --poi-table PATH (o
 
 
 def _options(config: Any) -> GroupOptions:
-    from . import BENCHMARK
-
-    options = BENCHMARK.read_options(config.options)
-    assert isinstance(options, GroupOptions)
-    return options
+    # read as Benchmark.read_options reads them (the package imports this module, not back)
+    try:
+        return msgspec.convert(dict(config.options or {}), GroupOptions, strict=True)
+    except msgspec.ValidationError as exc:
+        raise BenchmarkError(f"options of GroupTravelBench: {exc}") from None
 
 
 def check_poi_table(request: EnvironmentRequest) -> None:

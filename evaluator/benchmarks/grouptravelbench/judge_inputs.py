@@ -21,7 +21,8 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from bench_data.types import GroupTravelTask, Task
+from bench_data.types import Task
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask
 from evaluator.records import EpisodeRecord
 
 from .chat import AGENT

@@ -30,7 +30,7 @@ from typing import Any
 import msgspec
 
 from backends.types import ChatMessage
-from bench_data.types import GroupTravelTask
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask
 from evaluator.protocols.base import EpisodeContext
 from evaluator.protocols.loop import Episode, EpisodeEnded
 from evaluator.records import EpisodeRecord

@@ -4,7 +4,7 @@ The reference (GroupTravelbench@dd5dacc, `group_travelbench/tools/<tool>.py`, ea
 `_validate_parameters`) checks every call before it reaches the cache, in this order:
 
 1. generic schema checks, against the tool's `input_schema` (here: the `parameters` the sandbox
-   passes, i.e. `bench_data/grouptravelbench_tools.json`): no unknown argument, every required
+   passes, i.e. this package's `grouptravelbench_tools.json`): no unknown argument, every required
    argument present, every value of its declared JSON type. Types are Python `isinstance`
    checks as there: `integer` is `int` (so `true` passes and `2.0` fails), `number` is
    `int | float`; an `anyOf` property takes `null` only when one branch is `null`; a property

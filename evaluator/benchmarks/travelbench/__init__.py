@@ -3,7 +3,7 @@
 Everything TravelBench-specific is in this package; `BENCHMARK` wires it into the generic
 layers (evaluator/benchmarks/base.py):
 
-    data          bench_data/travelbench.py      tasks (TravelBenchTask payloads), tool schemas
+    data          data.py                        tasks (TravelBenchTask payloads), tool schemas
     environment   environment.py                 cached tool sandbox + validation.py, adcode.py
     protocols     protocols.py, prompting.py     the three episode protocols and their prompts
     judges        judges.py, unsolvable.py       rubric judge + meta-judge, unsolvable rule
@@ -19,9 +19,9 @@ what the numbers reproduce; docs/protocols.md, docs/judges.md and docs/metrics.m
 
 from __future__ import annotations
 
-from bench_data.travelbench import FORMAT
 from bench_data.types import Task
 from evaluator.benchmarks.base import Benchmark, JudgeInput, JudgeSpec, Unjudgeable
+from evaluator.benchmarks.travelbench.data import FORMAT
 from evaluator.judges.settings import JudgeSettings
 from evaluator.records import EpisodeRecord, Judgement
 

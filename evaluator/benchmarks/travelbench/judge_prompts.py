@@ -18,7 +18,8 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from backends.types import ChatMessage
-from bench_data.types import Task, TravelBenchTask
+from bench_data.types import Task
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 from evaluator.judges.parse import RATING_LABELS, RATING_NAMES
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import (

@@ -27,7 +27,8 @@ import json
 from pathlib import Path
 from string import Template
 
-from bench_data.types import Task, TravelBenchTask
+from bench_data.types import Task
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 from evaluator.prompt_sets import (
     PromptRoles,
     PromptSet,

@@ -25,8 +25,8 @@ from collections import defaultdict
 
 import msgspec
 
-from bench_data.travelbench import SUBSET_FILES
 from evaluator.benchmarks.base import JudgementLookup, ScoreContext
+from evaluator.benchmarks.travelbench.data import SUBSET_FILES
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, UnitScore
 from evaluator.scoring import base_unit_score, mean_std, per_trial_scores

@@ -6,7 +6,7 @@ paper's appendix B.1 over it; `searches.py` over `columns.py`, `render.py` for t
 answers), `environment.py` (the environment factory; calls on worker threads). Tasks are
 synthesised from a world and a seed (`synthesis/`: meta-information, the 37 rubric types in the
 paper's forms with modification chains, difficulty tiers, the hard sets LIT/FIT/AIS/PMR, the
-dialogue graph) and loaded by `bench_data/tripbench.py` (subsets: the evaluation splits). The
+dialogue graph) and loaded by `data.py` (subsets: the evaluation splits). The
 episode (`protocol.py`, `simulator.py`, `graph.py`: the agent and the graph-driven user
 simulator, table 5's protocols, `prompts/`), the rule judge and unit scores (`judging.py`),
 the report section (`report.py`), the `paper` profile and options (`settings.py`) and the
@@ -16,8 +16,8 @@ describe them.
 
 from __future__ import annotations
 
-from bench_data.tripbench import DIFFICULTIES, FORMAT
 from evaluator.benchmarks.base import Benchmark, JudgeSpec
+from evaluator.benchmarks.tripbench.data import DIFFICULTIES, FORMAT
 
 from .cli import data_commands
 from .environment import ENVIRONMENT

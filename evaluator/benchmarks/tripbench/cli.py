@@ -33,7 +33,7 @@ def data_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    from bench_data.tripbench import SPLITS, split_of
+    from evaluator.benchmarks.tripbench.data import SPLITS, split_of
 
     from .synthesis import generate_taskset
 

@@ -22,7 +22,7 @@ import re
 
 import msgspec
 
-from bench_data.tripbench import TripTask, TurnEvent, TurnNode
+from evaluator.benchmarks.tripbench.data import TripTask, TurnEvent, TurnNode
 
 VARIANTS = ("multi_turn", "single_turn", "no_issue")
 _SCOPES = {"A": {"all", "A"}, "B": {"all", "B"}, "M": {"all", "A", "B"}}

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import msgspec
 
-from bench_data.tripbench import TripTask, TurnNode, split_of
 from bench_data.types import Task
 from evaluator.benchmarks.base import JudgeInput, JudgementLookup, ReportSection, ScoreContext
+from evaluator.benchmarks.tripbench.data import TripTask, TurnNode, split_of
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement, UnitScore

@@ -31,7 +31,7 @@ import dataclasses
 from typing import Any
 
 from backends.types import ChatMessage, ChatResponse, Usage
-from bench_data.tripbench import TripTask
+from evaluator.benchmarks.tripbench.data import TripTask
 from evaluator.protocols.base import EpisodeContext, RoleClient
 from evaluator.protocols.loop import Episode, EpisodeEnded
 from evaluator.records import EpisodeRecord

@@ -19,7 +19,7 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
-from bench_data.tripbench import PAPER_SPLITS, SPLITS
+from evaluator.benchmarks.tripbench.data import PAPER_SPLITS, SPLITS
 from evaluator.records import UnitScore
 from evaluator.report.summary import CurvePoint, _f
 from evaluator.report.tables import Table, num

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from bench_data.tripbench import Preference, TripMeta, TripTask, TurnNode
+from evaluator.benchmarks.tripbench.data import Preference, TripMeta, TripTask, TurnNode
 
 from .evaluation import evaluate, parse_plan
 from .evaluation.rubrics import decode_spec, validate

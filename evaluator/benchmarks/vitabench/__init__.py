@@ -1,6 +1,6 @@
 """VitaBench (stateful life-service tasks: delivery, in-store, travel agency): the benchmark.
 
-    data          bench_data/vitabench.py        tasks, rubrics (state then overall), databases
+    data          data.py                        tasks, rubrics (state then overall), databases
     environment   environment.py, env/           per-episode copy-on-write task databases
     protocols     protocol.py, dialogue.py       greeting, user simulator, agent tool loop,
                                                  trial reruns
@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from bench_data.vitabench import FORMAT
 from evaluator.benchmarks.base import Benchmark, JudgeSpec, ReportSection
+from evaluator.benchmarks.vitabench.data import FORMAT
 from evaluator.judges.sliding_window import SLIDING_WINDOW_KIND, settings_version
 
 from .env.database import SUBSET_DOMAINS

@@ -277,7 +277,7 @@ def poi_table(tasks: list[Any]) -> dict[str, list[dict[str, Any]]]:
 def serve(data: Path, port: int) -> None:
     from aiohttp import web
 
-    from bench_data.grouptravelbench import load_grouptravel_file
+    from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
 
     tasks = load_grouptravel_file(data).tasks
     table_example, plan_example = prompt_examples()

@@ -9,7 +9,8 @@ import json
 from typing import Any
 
 from backends.types import ChatMessage, ChatResponse, Choice, FunctionCall, ToolCall, Usage
-from bench_data.types import GroupTravelTask, Task
+from bench_data.types import Task
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask
 from evaluator.benchmarks.grouptravelbench.prompting import Texts
 
 from .conftest import GROUP

@@ -9,8 +9,8 @@ import json
 
 import pytest
 
-from bench_data.grouptravelbench import load_grouptravel_file
 from bench_data.types import TaskLoadError
+from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
 
 from .conftest import GROUP
 

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 
-from bench_data.grouptravelbench import load_grouptravel_file
 from evaluator.benchmarks.grouptravelbench.aggregate import score_trial
 from evaluator.benchmarks.grouptravelbench.chat import message
 from evaluator.benchmarks.grouptravelbench.completeness import preference_completeness
+from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
 from evaluator.benchmarks.grouptravelbench.plan import (
     extract_plan,
     is_travel_plan,

@@ -12,11 +12,10 @@ from collections import Counter
 
 import pytest
 
-from bench_data.grouptravelbench import load_grouptravel_file
-from bench_data.types import GroupTravelTask
 from evaluator.benchmarks.grouptravelbench.aggregate import score_trial
 from evaluator.benchmarks.grouptravelbench.chat import message
 from evaluator.benchmarks.grouptravelbench.compromise import CompromiseTracker
+from evaluator.benchmarks.grouptravelbench.data import GroupTravelTask, load_grouptravel_file
 from evaluator.benchmarks.grouptravelbench.plan import extract_plan, is_travel_plan, validate_plan
 from evaluator.benchmarks.grouptravelbench.preferences import parse_group
 from evaluator.benchmarks.grouptravelbench.scheduler import ScheduleConfig

@@ -27,8 +27,8 @@ import msgspec
 import pytest
 
 from backends.types import ChatMessage, ChatResponse, Choice, FunctionCall, ToolCall, Usage
-from bench_data.grouptravelbench import load_grouptravel_file
 from evaluator.benchmarks.base import JudgeInput
+from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
 from evaluator.benchmarks.grouptravelbench.judge_parse import (
     CHINESE_WORDS,
     read_meta,

@@ -21,7 +21,7 @@ from typing import Self
 
 import pytest
 
-from bench_data.grouptravelbench import load_grouptravel_file
+from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
 
 from .oracle import READY, poi_table
 

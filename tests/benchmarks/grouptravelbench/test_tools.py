@@ -1,4 +1,4 @@
-"""GroupTravelBench's tool schemas (bench_data/grouptravelbench_tools.json) and argument
+"""GroupTravelBench's tool schemas (grouptravelbench_tools.json in its package) and argument
 validation (evaluator/benchmarks/grouptravelbench/validation.py), checked against the interface
 facts of the reference (GroupTravelbench@dd5dacc, group_travelbench/tools/*.py)."""
 
@@ -16,7 +16,8 @@ from evaluator.benchmarks.grouptravelbench.environment import place_table, valid
 from evaluator.benchmarks.grouptravelbench.validation import check, known_place, validate
 from evaluator.benchmarks.travelbench.adcode import RegionTable
 
-TOOLS_JSON = Path(__file__).resolve().parents[3] / "bench_data" / "grouptravelbench_tools.json"
+TOOLS_JSON = (Path(__file__).resolve().parents[3] / "evaluator" / "benchmarks" / "grouptravelbench"
+              / "grouptravelbench_tools.json")
 TOOL_NAMES = ["maps_geo", "maps_weather", "travel_search_flights", "travel_search_trains",
               "web_search", "search_poi", "get_poi_detail", "plan_route", "compare_routes",
               "search_along_route"]

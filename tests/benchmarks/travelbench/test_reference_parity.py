@@ -29,12 +29,12 @@ from typing import Any
 
 import pytest
 
-from bench_data.travelbench import SUBSET_FILES, load_travelbench_file
 from bench_data.types import Task
 from cache_store.sandbox import Sandbox, SandboxSettings
 from cache_store.simulator import build_messages
 from evaluator.benchmarks.base import EnvironmentRequest
 from evaluator.benchmarks.travelbench import BENCHMARK
+from evaluator.benchmarks.travelbench.data import SUBSET_FILES, load_travelbench_file
 from evaluator.benchmarks.travelbench.environment import style, texts, validator
 from evaluator.benchmarks.travelbench.judges import judge_meta, judge_rubric
 from evaluator.benchmarks.travelbench.options import TravelBenchOptions

@@ -17,11 +17,12 @@ from typing import Any
 import pytest
 
 from backends.types import ChatMessage
-from bench_data.types import Task, TravelBenchTask
+from bench_data.types import Task
 from cache_store.sandbox import Sandbox, SandboxSettings
 from cache_store.types import SandboxStyle
 from evaluator.benchmarks.base import EnvironmentRequest
 from evaluator.benchmarks.travelbench import BENCHMARK, judge_render
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 from evaluator.benchmarks.travelbench.environment import style, texts, validator
 from evaluator.benchmarks.travelbench.judges import (
     build_meta_prompt,

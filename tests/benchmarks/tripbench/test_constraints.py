@@ -12,7 +12,7 @@ from collections import Counter
 import msgspec
 import pytest
 
-from bench_data.tripbench import TripMeta, TripStay
+from evaluator.benchmarks.tripbench.data import TripMeta, TripStay
 from evaluator.benchmarks.tripbench.evaluation import rubrics
 from evaluator.benchmarks.tripbench.evaluation.rubric_base import Bound
 from evaluator.benchmarks.tripbench.synthesis import constraints as K

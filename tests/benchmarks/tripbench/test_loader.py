@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from bench_data import registry
-from bench_data.tripbench import FORMAT, TripTask, load_tripbench_file
 from bench_data.types import TaskLoadError
+from evaluator.benchmarks.tripbench.data import FORMAT, TripTask, load_tripbench_file
 from evaluator.benchmarks.tripbench.environment import ENVIRONMENT
 from evaluator.benchmarks.tripbench.synthesis import generate_taskset
 from evaluator.cli import main as cli

@@ -13,7 +13,10 @@ from typing import Any
 import pytest
 
 from backends.types import ChatMessage, ChatResponse, Choice, FunctionCall, ToolCall, Usage
-from bench_data.tripbench import (
+from bench_data.types import Task
+from evaluator.benchmarks.base import JudgeInput
+from evaluator.benchmarks.tripbench import BENCHMARK
+from evaluator.benchmarks.tripbench.data import (
     Preference,
     TripMeta,
     TripStay,
@@ -21,9 +24,6 @@ from bench_data.tripbench import (
     TurnEvent,
     TurnNode,
 )
-from bench_data.types import Task
-from evaluator.benchmarks.base import JudgeInput
-from evaluator.benchmarks.tripbench import BENCHMARK
 from evaluator.benchmarks.tripbench.environment import TripSandbox
 from evaluator.benchmarks.tripbench.judging import RULES, RULES_VERSION, rules, score
 from evaluator.benchmarks.tripbench.protocol import PROMPT_VERSION, parse_user, run_trip

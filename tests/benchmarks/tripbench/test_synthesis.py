@@ -14,7 +14,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from bench_data.tripbench import HARD_SETS, TripTask
+from evaluator.benchmarks.tripbench.data import HARD_SETS, TripTask
 from evaluator.benchmarks.tripbench.evaluation import evaluate, rubrics
 from evaluator.benchmarks.tripbench.judging import eval_task
 from evaluator.benchmarks.tripbench.synthesis import generate_taskset
@@ -217,7 +217,7 @@ def test_the_paper_mix_is_the_papers_400_tasks(tmp_path):
     interleaved so any prefix keeps the proportions; --size paper generates it by default."""
     from collections import Counter
 
-    from bench_data.tripbench import PAPER_SPLITS, split_of
+    from evaluator.benchmarks.tripbench.data import PAPER_SPLITS, split_of
     from evaluator.benchmarks.tripbench.synthesis.generate import (
         DEFAULT_MIX,
         DEFAULT_TASKS,

@@ -10,9 +10,9 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from bench_data.tripbench import TripTask
 from evaluator.benchmarks.base import JudgeInput
 from evaluator.benchmarks.tripbench import BENCHMARK
+from evaluator.benchmarks.tripbench.data import TripTask
 from evaluator.benchmarks.tripbench.graph import (
     declares_infeasible,
     replay,

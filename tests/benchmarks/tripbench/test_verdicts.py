@@ -10,9 +10,16 @@ from pathlib import Path
 
 import msgspec
 
-from bench_data.tripbench import Preference, TripMeta, TripStay, TripTask, TurnEvent, TurnNode
 from bench_data.types import Task
 from evaluator.benchmarks.base import JudgeInput
+from evaluator.benchmarks.tripbench.data import (
+    Preference,
+    TripMeta,
+    TripStay,
+    TripTask,
+    TurnEvent,
+    TurnNode,
+)
 from evaluator.benchmarks.tripbench.evaluation import evaluate, rubrics
 from evaluator.benchmarks.tripbench.evaluation.plan import Activity, DayPlan, Product, TripPlan
 from evaluator.benchmarks.tripbench.evaluation.products import product_consistency

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from bench_data.vitabench import load_vitabench_file
+from evaluator.benchmarks.vitabench.data import load_vitabench_file
 from evaluator.benchmarks.vitabench.env.model import HIDDEN_KEYS
 from evaluator.benchmarks.vitabench.prompting import agent_system_prompt, user_system_prompt
 

@@ -12,8 +12,8 @@ import pytest
 
 from backends.types import ChatMessage, ChatResponse, Choice, FunctionCall, ToolCall, Usage
 from bench_data.types import Task
-from bench_data.vitabench import judge_rubrics, load_vitabench_file
 from evaluator.benchmarks import get
+from evaluator.benchmarks.vitabench.data import judge_rubrics, load_vitabench_file
 from evaluator.benchmarks.vitabench.environment import VitaEpisodes
 from evaluator.benchmarks.vitabench.prompting import GREETING, PROMPT_VERSION, STOP
 from evaluator.benchmarks.vitabench.protocol import run_episode

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from bench_data.vitabench import load_vitabench_file
+from evaluator.benchmarks.vitabench.data import load_vitabench_file
 from evaluator.benchmarks.vitabench.judge_read import Unreadable, repair_loads
 from evaluator.benchmarks.vitabench.judge_reference import TRIAL_RERUN
 from evaluator.benchmarks.vitabench.prompt_import import import_reference

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from bench_data.vitabench import load_vitabench_file
+from evaluator.benchmarks.vitabench.data import load_vitabench_file
 from evaluator.benchmarks.vitabench.prompt_import import import_reference
 from evaluator.benchmarks.vitabench.prompting import ROLES
 from evaluator.prompt_sets import PromptSet, load_prompt_set

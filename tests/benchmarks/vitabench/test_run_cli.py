@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench_data.vitabench import load_vitabench_file
+from evaluator.benchmarks.vitabench.data import load_vitabench_file
 
 from .helpers import VITA_DATA
 

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from bench_data.tripbench import TripMeta, TripStay
+from evaluator.benchmarks.tripbench.trip import TripMeta, TripStay
 
 from .plan import SPAN_RE
 

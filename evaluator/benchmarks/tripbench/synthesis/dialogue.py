@@ -14,7 +14,7 @@ import itertools
 import random
 from dataclasses import dataclass, field
 
-from bench_data.tripbench import Preference, TurnEvent, TurnNode
+from evaluator.benchmarks.tripbench.data import Preference, TurnEvent, TurnNode
 
 MAX_TURNS = 15
 MAX_IDS_PER_TURN = 4   # the simulator reveals at most four instructions a turn

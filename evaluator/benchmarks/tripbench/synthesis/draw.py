@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from bench_data.tripbench import Preference, TripMeta, TripStay, TripTask, TurnEvent
+from evaluator.benchmarks.tripbench.data import Preference, TripMeta, TripStay, TripTask, TurnEvent
 
 from ..evaluation import EvalTask, evaluate, rubrics
 from ..evaluation.rubric_base import RubricParams

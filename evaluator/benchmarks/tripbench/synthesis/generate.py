@@ -32,7 +32,13 @@ from typing import Any
 
 import msgspec
 
-from bench_data.tripbench import FORMAT_NAME, PAPER_SPLITS, TASK_FILE, WORLD_FILE, TripTask
+from evaluator.benchmarks.tripbench.data import (
+    FORMAT_NAME,
+    PAPER_SPLITS,
+    TASK_FILE,
+    WORLD_FILE,
+    TripTask,
+)
 
 from ..world.db import open_world
 from ..world.generate import content_digest, generate_world

@@ -9,7 +9,7 @@ import random
 from datetime import date, timedelta
 from typing import Any
 
-from bench_data.tripbench import TripMeta, TripStay
+from evaluator.benchmarks.tripbench.data import TripMeta, TripStay
 
 from ..evaluation.common import Trip, haversine_km
 

@@ -20,7 +20,7 @@ import math
 from datetime import date
 from typing import Any
 
-from bench_data.tripbench import TripTask, TurnNode
+from evaluator.benchmarks.tripbench.data import TripTask, TurnNode
 
 from ..evaluation import rubrics
 from ..evaluation.common import city_ids, estimate_minutes, haversine_km

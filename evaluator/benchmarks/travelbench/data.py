@@ -10,10 +10,13 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
+import msgspec
+
 from bench_data.decoding import first_occurrence, iter_jsonl
 from bench_data.formats import DataFormat, LoadResult
+from bench_data.samples import SAMPLE_DIR
 from bench_data.tools import check_tool_schemas, load_tool_schemas
-from bench_data.types import LoadIssue, Task, TaskLoadError, TravelBenchTask
+from bench_data.types import LoadIssue, Task, TaskLoadError
 
 __all__ = [
     "BENCHMARK",
@@ -21,6 +24,7 @@ __all__ = [
     "SUBSET_FILES",
     "TOOL_SCHEMAS_FILE",
     "LoadResult",
+    "TravelBenchTask",
     "canonical_subset",
     "check_tool_schemas",
     "load_tool_schemas",
@@ -29,6 +33,25 @@ __all__ = [
 ]
 
 BENCHMARK = "travelbench"
+
+
+class TravelBenchTask(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=False,
+                      tag_field="kind", tag="travelbench"):
+    """One line of TravelBench's single_turn.jsonl / multi_turn.jsonl / unsolve.jsonl."""
+
+    trace_id: str
+    time: str
+    query: str
+    context: str = ""
+    intent: str = ""
+    primary_intent: str = ""
+    missing_tool: bool = False
+    missing_info: bool = False
+    no_actionable: bool = False
+    user_profile: str | None = None
+    avg_tool_calls: float | None = None
+
+
 SUBSET_FILES: dict[str, str] = {
     "single_turn": "single_turn.jsonl",
     "multi_turn": "multi_turn.jsonl",
@@ -130,6 +153,6 @@ FORMAT = DataFormat(
     benchmark=BENCHMARK, load_file=load_travelbench_file, find_parts=_parts,
     file_subset=_file_subset, subsets=tuple(SUBSET_FILES), canonical_subset=canonical_subset,
     tool_schemas=_tool_schemas,
-    sample=Path(__file__).resolve().parent / "samples" / "travel_sample",
+    sample=SAMPLE_DIR,
     license="Apache-2.0 (written for agentsweep)",
 )

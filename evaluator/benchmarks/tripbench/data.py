@@ -30,6 +30,8 @@ import msgspec
 from bench_data.decoding import first_occurrence, iter_jsonl, validation_issue
 from bench_data.formats import DataFormat, LoadResult
 from bench_data.types import LoadIssue, Task, TaskLoadError
+from evaluator.benchmarks.tripbench.evaluation.rubrics import decode_spec
+from evaluator.benchmarks.tripbench.trip import TripMeta, TripStay
 
 BENCHMARK = "tripbench"
 FORMAT_NAME = "tripbench-tasks"
@@ -67,21 +69,6 @@ OPS = ("add", "change", "rollback", "delete", "redirect", "merge", "issue", "con
 appending, change = modification, redirect = intent redirection, rollback/delete = deletion
 or rollback, merge = plan comparison and integration, content_mod = local revision, issue =
 error reporting, clarify = clarification, explore = exploratory inquiry."""
-
-
-class TripStay(msgspec.Struct, omit_defaults=True):
-    city: str
-    nights: int | None = None
-
-
-class TripMeta(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """One itinerary's meta-information (the evaluation's `Trip`)."""
-
-    origin: str
-    stays: list[TripStay]
-    start_date: str
-    end_date: str
-    number_of_people: int
 
 
 class Preference(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -234,10 +221,6 @@ def _graph_issue(task: TripTask) -> tuple[str, str] | None:
 
 def _rubric_issue(task: TripTask) -> tuple[str, str] | None:
     """(field, problem) when a preference's rubric is not one the evaluation can read."""
-    try:  # the benchmark package owns the rubric table; imported late, to validate with it
-        from evaluator.benchmarks.tripbench.evaluation.rubrics import decode_spec
-    except ImportError:  # pragma: no cover - bench_data used without the evaluator
-        return None
     for pid, pref in task.preferences.items():
         try:
             decode_spec(pref.rubric)

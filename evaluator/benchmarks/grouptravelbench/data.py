@@ -16,9 +16,22 @@ import msgspec
 
 from bench_data.decoding import first_occurrence, iter_jsonl
 from bench_data.formats import DataFormat, LoadResult, first_record_keys
-from bench_data.types import GroupTravelTask, LoadIssue, Task, TaskLoadError
+from bench_data.types import LoadIssue, Task, TaskLoadError
+from evaluator.benchmarks.travelbench.data import TravelBenchTask
 
 BENCHMARK = "grouptravelbench"
+
+
+class GroupTravelTask(TravelBenchTask, tag="grouptravelbench"):
+    """One line of GroupTravelBench's test.jsonl: a TravelBench-shaped task (query, time,
+    context; `trace_id` is the task id) plus the group (its members' preferences, the chat
+    so far, metadata and difficulty)."""
+
+    user_preferences: dict[str, Any] = msgspec.field(default_factory=dict)
+    initial_messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    difficulty_score: float | None = None
+    difficulty_type: str = ""
 
 
 class GroupTravelRecord(msgspec.Struct, forbid_unknown_fields=False):
