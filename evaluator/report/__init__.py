@@ -3,19 +3,24 @@
     runs = [load_run(d) for d in run_dirs]
     report = build_report(runs)
     paths = write_report(report, out_dir)
+
+The summary and renderers (numpy, the kernels) are imported when a report is built, not with
+this package: benchmark packages import `evaluator.report.tables` at start-up, and a run does
+not need numpy for that.
 """
 
 from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 
 from evaluator.report.load import ReportInputError, RunInput, load_run
-from evaluator.report.render_html import render_html
-from evaluator.report.render_text import render_markdown, render_terminal
-from evaluator.report.summary import RunSummary, summarize_run
+
+if TYPE_CHECKING:
+    from evaluator.report.summary import RunSummary
 
 __all__ = [
     "Report",
@@ -34,12 +39,18 @@ class Report(msgspec.Struct):
     runs: list[RunSummary]
 
     def terminal(self) -> str:
+        from evaluator.report.render_text import render_terminal
+
         return render_terminal(self.runs)
 
     def markdown(self) -> str:
+        from evaluator.report.render_text import render_markdown
+
         return render_markdown(self.runs, self.created)
 
     def html(self) -> str:
+        from evaluator.report.render_html import render_html
+
         return render_html(self.runs, self.created)
 
 
@@ -58,6 +69,8 @@ def build_report(
     runs: list[RunInput], *, n_boot: int = 1000, seed: int = 0, backend: str = "auto"
 ) -> Report:
     """Summarise each run (labels made unique) for side-by-side comparison."""
+    from evaluator.report.summary import summarize_run
+
     if not runs:
         raise ValueError("build_report: no runs given")
     _unique_labels(runs)

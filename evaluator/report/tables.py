@@ -6,8 +6,10 @@ Runs are compared side by side: rows are (subset, run) or (k, subset), columns p
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from evaluator.report.summary import CurvePoint, RunSummary, SubsetSummary
+if TYPE_CHECKING:  # types only: importing the summary (numpy) is left to building a report
+    from evaluator.report.summary import CurvePoint, RunSummary, SubsetSummary
 
 
 @dataclass

@@ -13,7 +13,7 @@ from evaluator import cli
 
 
 def _parser_raising(exc: Exception):
-    def build() -> argparse.ArgumentParser:
+    def build(argv: list[str] | None = None) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(prog="agentsweep")
         parser.add_argument("--debug", action="store_true")
         sub = parser.add_subparsers(dest="command")
@@ -47,3 +47,29 @@ def test_debug_shows_the_traceback(monkeypatch):
     monkeypatch.setattr(cli, "build_parser", _parser_raising(RuntimeError("odd")))
     with pytest.raises(RuntimeError, match="odd"):
         cli.main(["--debug", "boom"])
+
+
+def test_a_command_line_builds_only_its_command() -> None:
+    """`agentsweep run ...` imports the run command's module, not the other commands' nor
+    every benchmark (the data commands'): start-up is part of every run's cost."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from evaluator.cli import build_parser; "
+            "a = build_parser(['run', '--limit', '2']).parse_args(['run', '--limit', '2']); "
+            "print(a.command, a.limit, sorted(m for m in sys.modules if m.startswith("
+            "('evaluator.cli.', 'evaluator.benchmarks.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.startswith("run 2 ")
+    assert "evaluator.cli.run" in out
+    for other in ("evaluator.cli.data", "evaluator.cli.chat", "evaluator.cli.judge",
+                  "evaluator.benchmarks.tripbench"):
+        assert f"'{other}'" not in out
+
+
+def test_help_and_unknown_commands_still_see_every_command(capsys) -> None:
+    assert "judge" in cli.build_parser(["--help"]).format_help()
+    with pytest.raises(SystemExit):
+        cli.main(["no-such-command"])
+    assert "invalid choice" in capsys.readouterr().err

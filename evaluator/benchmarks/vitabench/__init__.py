@@ -15,6 +15,7 @@ See docs/vitabench.md.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import msgspec
 
@@ -44,8 +45,17 @@ from evaluator.scoring import base_unit_score
 from .env.database import SUBSET_DOMAINS
 from .environment import ENVIRONMENT, select_domains
 from .protocol import TERMINATIONS, run_episode
-from .report import judge_lines, plots, summarize, tables
 from .settings import PROFILES
+
+
+def _report(name: str) -> Any:
+    """report.py's function `name`, imported when first called: the report needs numpy and
+    the kernels, a run does not."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from . import report
+
+        return getattr(report, name)(*args, **kwargs)
+    return call
 
 
 def final_state(record: EpisodeRecord) -> str:
@@ -133,8 +143,9 @@ BENCHMARK = Benchmark(
         pass_threshold=1.0)},
     judge_kinds=judge_kinds,
     score=score_record,
-    report=ReportSection(summarize=summarize, tables=tables, plots=plots,
-                         judge_lines=judge_lines, episodes=True),
+    report=ReportSection(summarize=_report("summarize"), tables=_report("tables"),
+                         plots=_report("plots"), judge_lines=_report("judge_lines"),
+                         episodes=True),
     ok_terminations=TERMINATIONS,
     profiles=PROFILES,
     domains=select_domains,
