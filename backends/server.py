@@ -3,7 +3,10 @@ or attached to when it already runs elsewhere.
 
 The server runs in its own process group (its own session), writes its log to a file, and
 `start()` blocks until `/health` and `/v1/models` answer. A crash during startup or a timeout
-raises `ServerStartError` carrying the log tail. `stop()` terminates the whole process group
+raises `ServerStartError` carrying the log tail; a start still working at its timeout (its
+processes using CPU: compiling on a slow or busy machine) is waited for, up to three times the
+timeout. Compile caches are kept under the agentsweep cache directory, so a second start loads
+what the first compiled (`server_launch.compile_cache_env`). `stop()` terminates the whole process group
 (SIGTERM, then SIGKILL after a grace period) plus any descendant that left the group, so no
 EngineCore or worker process outlives it; this also happens at interpreter exit and on SIGTERM
 / SIGHUP when the host has not installed its own handler for them (Ctrl-C raises
@@ -48,6 +51,12 @@ __all__ = ["VLLMServer", "kill_process_tree", "read_log_tail"]
 
 _POLL_S = 0.5
 _PROBE_TIMEOUT_S = 3.0
+STARTUP_WINDOW_S = 60.0
+"""Past `startup_timeout_s`, the start waits on in steps of this long (at most) while the
+server's processes keep working (STARTUP_WORK_S of CPU in the step)."""
+STARTUP_WORK_S = 0.5
+STARTUP_WAIT_FACTOR = 3.0
+"""A start that keeps working waits at most this many times `startup_timeout_s`."""
 
 
 # -- process-wide cleanup of every live server -------------------------------------------------
@@ -140,9 +149,13 @@ class VLLMServer:
         gpu_memory_utilization: float | None = None,
         stop_grace_s: float = 15.0,
         launcher: Sequence[str] | None = None,
+        eager: bool = False,
+        cache_dir: Path | None = None,
     ) -> None:
         """`launcher` replaces `python -m vllm.entrypoints.openai.api_server` (tests use a fake
-        server); all other arguments still follow it."""
+        server); all other arguments still follow it. `eager`: no compilation (vLLM
+        --enforce-eager). `cache_dir`: where the compile caches are kept between starts
+        (default: the agentsweep cache directory, `backends.model.cache_root()`)."""
         if model is None:
             from .model import DEFAULT_MODEL_NAME, chat_template_path, ensure_default_model
 
@@ -169,6 +182,11 @@ class VLLMServer:
         self._gpu_mem = gpu_memory_utilization
         self.stop_grace_s = stop_grace_s
         self._launcher = list(launcher) if launcher is not None else None
+        self._eager = eager
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.startup_extensions = 0  # times the start waited past its timeout (still working)
+        self._started_at = 0.0
+        self._cpu_mark = 0.0
         self._proc: subprocess.Popen | None = None
         self._reaper: Reaper | None = None
         self._attached = False
@@ -283,17 +301,24 @@ class VLLMServer:
             chat_template=self._template,
             dtype=self._dtype,
             gpu_memory_utilization=self._gpu_mem,
+            eager=self._eager,
             extra_args=self._extra,
             launcher=self._launcher,
         )
 
     def environment(self) -> dict[str, str]:
+        cache_dir = self._cache_dir
+        if cache_dir is None:
+            from .model import cache_root
+
+            cache_dir = cache_root()
         return build_env(
             self._device,  # type: ignore[arg-type]
             gpus=self._gpus,
             cpu_kv_cache_gb=self._kv_gb,
             cpu_threads=self._threads,
             allowed_cpus=self._cpu_ids,
+            cache_dir=cache_dir,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -322,6 +347,9 @@ class VLLMServer:
                 preexec_fn=_parent_death_hook() if main else None,  # noqa: PLW1509
             )
         self._reaper = start_reaper(self._proc.pid, self.stop_grace_s)
+        self._started_at = time.monotonic()
+        self._cpu_mark = 0.0
+        self.startup_extensions = 0
         _install_hooks()
         _LIVE.add(self)
 
@@ -349,25 +377,66 @@ class VLLMServer:
 
     def _timed_out(self) -> ServerStartError:
         tail = read_log_tail(self._log_path)
+        waited = self.startup_timeout_s
+        if self.startup_extensions:
+            waited = round(time.monotonic() - self._started_at)
         self.stop()
         return ServerStartError(
-            f"vLLM server for {self._model_path} was not ready after "
-            f"{self.startup_timeout_s:g}s", str(self._log_path), tail,
+            f"vLLM server for {self._model_path} was not ready after {waited:g}s"
+            + (" (its processes had stopped working)" if self.startup_extensions else ""),
+            str(self._log_path), tail,
         )
+
+    def _tree_cpu_s(self) -> float:
+        """CPU seconds used so far by the server's process and its descendants."""
+        import psutil
+
+        proc = self._proc
+        if proc is None:
+            return 0.0
+        total = 0.0
+        try:
+            root = psutil.Process(proc.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return 0.0
+        for p in procs:
+            try:
+                t = p.cpu_times()
+            except psutil.Error:
+                continue
+            total += t.user + t.system
+        return total
+
+    def _later_deadline(self) -> float | None:
+        """At the start's deadline: a later one while the server's processes keep working (a
+        slow machine compiling, not a hung start), up to STARTUP_WAIT_FACTOR times the
+        timeout; None: time out now."""
+        now = time.monotonic()
+        cap = self._started_at + self.startup_timeout_s * STARTUP_WAIT_FACTOR
+        cpu = self._tree_cpu_s()
+        worked = cpu - self._cpu_mark
+        self._cpu_mark = cpu
+        if worked < STARTUP_WORK_S or now >= cap:
+            return None
+        self.startup_extensions += 1
+        return min(cap, now + min(STARTUP_WINDOW_S, self.startup_timeout_s))
 
     def start(self) -> Self:
         """Start the server and block until it answers (or raise ServerStartError)."""
         if self._attached:
             return self
         self._spawn()
-        deadline = time.monotonic() + self.startup_timeout_s
+        deadline: float | None = time.monotonic() + self.startup_timeout_s
         try:
             while True:
                 self._check_alive()
                 if self._probe():
                     return self
-                if time.monotonic() >= deadline:
-                    raise self._timed_out()
+                if deadline is not None and time.monotonic() >= deadline:
+                    deadline = self._later_deadline()
+                    if deadline is None:
+                        raise self._timed_out()
                 time.sleep(_POLL_S)
         except BaseException:
             self.stop()
@@ -378,14 +447,16 @@ class VLLMServer:
         if self._attached:
             return self
         self._spawn()
-        deadline = time.monotonic() + self.startup_timeout_s
+        deadline: float | None = time.monotonic() + self.startup_timeout_s
         try:
             while True:
                 self._check_alive()
                 if await asyncio.to_thread(self._probe):
                     return self
-                if time.monotonic() >= deadline:
-                    raise self._timed_out()
+                if deadline is not None and time.monotonic() >= deadline:
+                    deadline = await asyncio.to_thread(self._later_deadline)
+                    if deadline is None:
+                        raise self._timed_out()
                 await asyncio.sleep(_POLL_S)
         except BaseException:
             self.stop()

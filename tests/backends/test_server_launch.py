@@ -154,3 +154,35 @@ def test_a_server_binds_its_threads_to_the_cpus_it_is_given() -> None:
     assert server.environment()["VLLM_CPU_OMP_THREADS_BIND"] == "1"   # a replica's own core
     two = VLLMServer("/models/m", device="cpu", cpu_threads=2, cpu_ids=[4, 6], port=8124)
     assert two.environment()["VLLM_CPU_OMP_THREADS_BIND"] == "4,6"
+
+
+def test_compile_caches_live_under_the_agentsweep_cache(tmp_path, monkeypatch) -> None:
+    """vLLM's compiled graphs and the inductor/Triton artifacts they refer to are kept
+    together under the cache directory (a later start loads them); a user's own setting
+    wins."""
+    from backends.server import VLLMServer
+
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path))
+    monkeypatch.delenv("VLLM_CACHE_ROOT", raising=False)
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    env = VLLMServer("/models/m", device="cpu", port=8125).environment()
+    assert env["VLLM_CACHE_ROOT"] == str(tmp_path / "vllm")
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torchinductor")
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton")
+    monkeypatch.setenv("VLLM_CACHE_ROOT", "/elsewhere")
+    own = VLLMServer("/models/m", device="gpu", port=8126, cache_dir=tmp_path / "c")
+    env = own.environment()
+    assert env["VLLM_CACHE_ROOT"] == "/elsewhere"
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "c" / "torchinductor")
+
+
+def test_eager_and_cpu_threads_from_the_engine_config() -> None:
+    from backends.server import VLLMServer
+
+    assert "--enforce-eager" in build_command("m", port=80, eager=True)
+    assert build_command("m", port=80, eager=True, extra_args=["--enforce-eager"]).count(
+        "--enforce-eager") == 1
+    assert "--enforce-eager" not in build_command("m", port=80)
+    s = VLLMServer("/models/m", device="cpu", cpu_threads=2, eager=True, port=8127)
+    assert "--enforce-eager" in s.command()
+    assert s.environment()["OMP_NUM_THREADS"] == "2"
