@@ -153,13 +153,13 @@ class HttpConnection(asyncio.Protocol):
     # -- requests --------------------------------------------------------------------------
     def send(self, data: bytes, *, head_only: bool = False) -> None:
         """Write a whole request (header block and body); its answer goes to `wait`."""
+        self.received = False
         transport = self.transport
         if transport is None or self.closed or transport.is_closing():
             raise ConnectionResetError("connection closed")
         self.waiter = self.loop.create_future()
         self._state = _HEAD
         self._head_only = head_only
-        self.received = False
         transport.write(data)
 
     async def wait(self, when: float | None) -> HttpResponse | None:
@@ -360,23 +360,30 @@ class HttpPool:
         self.closed = False
 
     def idle(self, target: Target) -> HttpConnection | None:
-        """An idle connection to `target` when there is one (no waiting)."""
+        """An idle connection to `target` when there is one and nobody waits (no waiting)."""
         idle = self._idle.get(target.key)
-        if not idle:
+        if not idle or self._waiters:
             return None
         return self._pop_idle(target.key, idle[-1].loop.time())
 
     async def acquire(self, target: Target) -> HttpConnection:
-        """An idle connection to `target`, else a new one (waiting for room under `limit`)."""
+        """An idle connection to `target`, else a new one, waiting in order for room under
+        `limit` (a woken waiter that finds none goes back to the front)."""
         loop = asyncio.get_running_loop()
+        queued = False
         while True:
-            conn = self._pop_idle(target.key, loop.time())
-            if conn is not None:
-                return conn
-            if self.open < self.limit or self._close_an_idle():
-                break
+            if queued or not self._waiters:
+                conn = self._pop_idle(target.key, loop.time())
+                if conn is not None:
+                    return conn
+                if self.open < self.limit or self._close_an_idle():
+                    break
             fut = loop.create_future()
-            self._waiters.append(fut)
+            if queued:
+                self._waiters.appendleft(fut)
+            else:
+                self._waiters.append(fut)
+            queued = True
             try:
                 await fut
             except BaseException:
