@@ -222,6 +222,10 @@ def build_env(
     if cpu_kv_cache_gb <= 0:
         raise ValueError(f"cpu_kv_cache_gb must be > 0, got {cpu_kv_cache_gb}")
     env["VLLM_CPU_KVCACHE_SPACE"] = str(max(1, math.ceil(cpu_kv_cache_gb)))
+    # vLLM ends its engine when one model step takes longer than this (300 s by default): a
+    # whole 4,000-token prefill of three requests on one shared core took longer, and the
+    # engine died under a test run on a busy machine. Slow is not dead on a CPU.
+    env.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", str(int(CPU_REQUEST_TIMEOUT_S)))
     if cpu_threads is not None:
         env["VLLM_CPU_OMP_THREADS_BIND"] = cpu_bind_list(cpu_threads, allowed_cpus)
         env["OMP_NUM_THREADS"] = str(cpu_threads)

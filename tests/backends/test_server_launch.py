@@ -9,6 +9,7 @@ import pytest
 
 from backends.server import VLLMServer
 from backends.server_launch import (
+    CPU_REQUEST_TIMEOUT_S,
     VLLM_MODULE,
     build_command,
     build_env,
@@ -74,6 +75,9 @@ def test_cpu_env_knobs() -> None:
     assert env["OMP_NUM_THREADS"] == "2"
     assert env["HF_HUB_OFFLINE"] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in env and "LD_PRELOAD" not in env
+    # a model step may take minutes on a busy CPU: vLLM's own 300 s limit would end the engine
+    assert env["VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"] == str(int(CPU_REQUEST_TIMEOUT_S))
+    assert "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS" not in build_env("gpu", base_env={})
 
 
 def test_cpu_env_default_threads_left_to_vllm() -> None:
