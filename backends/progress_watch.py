@@ -20,13 +20,16 @@ PROGRESS_COUNTERS = frozenset((
     "vllm:prompt_tokens_total",
     "vllm:request_success_total",
 ))
+# gauges of the requests an engine holds
+BUSY_GAUGES = frozenset(("vllm:num_requests_running", "vllm:num_requests_waiting"))
 
 
 class ProgressWatch:
     """`await progressing(window)`: True when a token counter moved within the last `window`
-    seconds (at most `window_s`), False when it did not (watched that long, or the server could
-    not be read), None when the server exports no such counters (then a deadline is a
-    deadline). Probes are shared by all callers, at most one every `probe_s`."""
+    seconds (at most `window_s`) or the server holds requests (running or waiting); False when
+    neither (watched that long, or the server could not be read); None when the server exports
+    no token counters (then a deadline is a deadline). Probes are shared by all callers, at
+    most one every `probe_s`."""
 
     def __init__(self, fetch: Callable[[], Awaitable[str | None]], *, window_s: float = 60.0,
                  probe_s: float = 5.0, clock: Callable[[], float] = time.monotonic) -> None:
@@ -39,6 +42,7 @@ class ProgressWatch:
         self._probed_at = -1e18
         self._since = 0.0  # start of the current uninterrupted watch
         self._changed_at: float | None = None
+        self._busy = False  # requests running or waiting at the last probe
         self.supported: bool | None = None
         self.probes = 0
 
@@ -52,7 +56,7 @@ class ProgressWatch:
             if self.supported is False:
                 return None
             now = self._clock()
-            if self._changed_at is not None and now - self._changed_at <= window:
+            if self._busy or (self._changed_at is not None and now - self._changed_at <= window):
                 return True
             if self._values is None or now - self._since >= window:
                 return False  # unreadable, or watched a whole window without a change
@@ -70,6 +74,7 @@ class ProgressWatch:
                 text = await self._fetch()
             except (OSError, TimeoutError):  # unreachable: no evidence of progress
                 self._values = None
+                self._busy = False
                 self._probed_at = now
                 self._since = now
                 return
@@ -77,10 +82,11 @@ class ProgressWatch:
             if text is None:
                 self.supported = False
                 return
-            values = _counters(text)
+            values, busy = _counters(text)
             if not values:
                 self.supported = False
                 return
+            self._busy = busy
             self.supported = True
             stale = now - self._probed_at > window  # too long since the last look
             if self._values is None or stale or len(values) != len(self._values):
@@ -92,9 +98,12 @@ class ProgressWatch:
             self._probed_at = now
 
 
-def _counters(text: str) -> tuple[float, ...]:
-    """The progress counters of a /metrics page, summed per name, in a fixed order."""
+def _counters(text: str) -> tuple[tuple[float, ...], bool]:
+    """The progress counters of a /metrics page (summed per name, in a fixed order), and
+    whether the server holds requests."""
     from .vllm_metrics import parse_prometheus
 
-    samples = parse_prometheus(text, PROGRESS_COUNTERS)
-    return tuple(sum(samples[name]) for name in sorted(samples))
+    samples = parse_prometheus(text, PROGRESS_COUNTERS | BUSY_GAUGES)
+    counters = tuple(sum(samples[name]) for name in sorted(samples) if name in PROGRESS_COUNTERS)
+    busy = any(sum(samples.get(name, ())) > 0 for name in BUSY_GAUGES)
+    return counters, busy

