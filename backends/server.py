@@ -53,8 +53,10 @@ _POLL_S = 0.5
 _PROBE_TIMEOUT_S = 3.0
 STARTUP_WINDOW_S = 60.0
 """Past `startup_timeout_s`, the start waits on in steps of this long (at most) while the
-server's processes keep working (STARTUP_WORK_S of CPU in the step)."""
-STARTUP_WORK_S = 0.5
+server's processes are working: they used at least STARTUP_WORK_S of CPU over a
+STARTUP_SAMPLE_S look."""
+STARTUP_WORK_S = 0.02
+STARTUP_SAMPLE_S = 2.0
 STARTUP_WAIT_FACTOR = 3.0
 """A start that keeps working waits at most this many times `startup_timeout_s`."""
 
@@ -186,7 +188,6 @@ class VLLMServer:
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.startup_extensions = 0  # times the start waited past its timeout (still working)
         self._started_at = 0.0
-        self._cpu_mark = 0.0
         self._proc: subprocess.Popen | None = None
         self._reaper: Reaper | None = None
         self._attached = False
@@ -348,7 +349,6 @@ class VLLMServer:
             )
         self._reaper = start_reaper(self._proc.pid, self.stop_grace_s)
         self._started_at = time.monotonic()
-        self._cpu_mark = 0.0
         self.startup_extensions = 0
         _install_hooks()
         _LIVE.add(self)
@@ -387,37 +387,43 @@ class VLLMServer:
             str(self._log_path), tail,
         )
 
-    def _tree_cpu_s(self) -> float:
-        """CPU seconds used so far by the server's process and its descendants."""
+    def _tree_cpu_s(self) -> float | None:
+        """CPU seconds used so far by the server's process tree (reaped children included);
+        None when it cannot be read."""
         import psutil
 
         proc = self._proc
         if proc is None:
-            return 0.0
-        total = 0.0
+            return None
         try:
             root = psutil.Process(proc.pid)
             procs = [root, *root.children(recursive=True)]
         except psutil.Error:
-            return 0.0
+            return None
+        total = 0.0
         for p in procs:
             try:
                 t = p.cpu_times()
-            except psutil.Error:
+            except psutil.Error:  # a process that just ended: its parent accounts for it
                 continue
-            total += t.user + t.system
+            total += t.user + t.system + t.children_user + t.children_system
         return total
 
-    def _later_deadline(self) -> float | None:
+    def _working(self, sleep) -> bool:
+        """Whether the server's processes are using CPU now (two looks STARTUP_SAMPLE_S
+        apart); an unreadable tree counts as working (the wait stays bounded)."""
+        a = self._tree_cpu_s()
+        sleep(STARTUP_SAMPLE_S)
+        b = self._tree_cpu_s()
+        return a is None or b is None or b - a >= STARTUP_WORK_S
+
+    def _later_deadline(self, working: bool) -> float | None:
         """At the start's deadline: a later one while the server's processes keep working (a
         slow machine compiling, not a hung start), up to STARTUP_WAIT_FACTOR times the
         timeout; None: time out now."""
         now = time.monotonic()
         cap = self._started_at + self.startup_timeout_s * STARTUP_WAIT_FACTOR
-        cpu = self._tree_cpu_s()
-        worked = cpu - self._cpu_mark
-        self._cpu_mark = cpu
-        if worked < STARTUP_WORK_S or now >= cap:
+        if not working or now >= cap:
             return None
         self.startup_extensions += 1
         return min(cap, now + min(STARTUP_WINDOW_S, self.startup_timeout_s))
@@ -434,7 +440,7 @@ class VLLMServer:
                 if self._probe():
                     return self
                 if deadline is not None and time.monotonic() >= deadline:
-                    deadline = self._later_deadline()
+                    deadline = self._later_deadline(self._working(time.sleep))
                     if deadline is None:
                         raise self._timed_out()
                 time.sleep(_POLL_S)
@@ -454,7 +460,8 @@ class VLLMServer:
                 if await asyncio.to_thread(self._probe):
                     return self
                 if deadline is not None and time.monotonic() >= deadline:
-                    deadline = await asyncio.to_thread(self._later_deadline)
+                    working = await asyncio.to_thread(self._working, time.sleep)
+                    deadline = self._later_deadline(working)
                     if deadline is None:
                         raise self._timed_out()
                 await asyncio.sleep(_POLL_S)
