@@ -30,8 +30,8 @@ from urllib.parse import urlsplit
 if TYPE_CHECKING:
     import ssl
 
-__all__ = ["HttpConnectError", "HttpConnection", "HttpPool", "HttpProtocolError", "HttpResponse", "Target",
-           "target_of"]
+__all__ = ["HttpConnectError", "HttpConnection", "HttpPool", "HttpProtocolError", "HttpResponse",
+           "Target", "target_of"]
 
 _MAX_HEAD = 64 * 1024  # bytes of status line + headers at most
 

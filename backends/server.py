@@ -6,10 +6,10 @@ The server runs in its own process group (its own session), writes its log to a 
 raises `ServerStartError` carrying the log tail; a start still working at its timeout (its
 processes using CPU: compiling on a slow or busy machine) is waited for, up to three times the
 timeout. Compile caches are kept under the agentsweep cache directory, so a second start loads
-what the first compiled (`server_launch.compile_cache_env`). `stop()` terminates the whole process group
-(SIGTERM, then SIGKILL after a grace period) plus any descendant that left the group, so no
-EngineCore or worker process outlives it; this also happens at interpreter exit and on SIGTERM
-/ SIGHUP when the host has not installed its own handler for them (Ctrl-C raises
+what the first compiled (`server_launch.compile_cache_env`). `stop()` terminates the whole
+process group (SIGTERM, then SIGKILL after a grace period) plus any descendant that left the
+group, so no EngineCore or worker process outlives it; this also happens at interpreter exit
+and on SIGTERM / SIGHUP when the host has not installed its own handler for them (Ctrl-C raises
 KeyboardInterrupt, which unwinds through `stop()` / atexit). When the owning process dies
 without any of that (SIGKILL, a Ray worker torn down), a reaper process
 (`process_tree.start_reaper`) sees its pipe close and terminates the group.

@@ -75,8 +75,8 @@ def write_cache(out: Path, lines: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     n = 0
     for name, args in TOOL_CALLS:
-        answer = json.dumps({"results": [f"{name} result {i}: " + "内容 " * 40 for i in range(5)]},
-                            ensure_ascii=False)
+        results = [f"{name} result {i}: " + "内容 " * 40 for i in range(5)]
+        answer = json.dumps({"results": results}, ensure_ascii=False)
         entries = {normalize_call(args, t): answer for t in times}
         (out / f"{name}_cache.json").write_text(json.dumps(entries, ensure_ascii=False),
                                                 encoding="utf-8")

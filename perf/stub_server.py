@@ -39,10 +39,11 @@ prefix cache), GET /stub/requests (last recorded requests, with --record), GET /
 --no-models / --no-metrics answer 404 there (a proxy or hosted endpoint).
 --progress-tokens-per-s R makes /metrics an engine's at work: a generation-token counter growing
 R per second and the requests being answered as running (R = 0: an engine that does nothing
-for the requests it holds: a static counter, none running). --replies, --tool-calls [[name, {args}], ...] (the
-n-th tool turn calls the n-th) and --finish-after N / --finish-text T (answer T once the request
-holds N assistant messages: a user simulator that ends its conversation) set defaults for every
-request, for harnesses that send no stub headers (perf.vs_reference). The engine flags
+for the requests it holds: a static counter, none running). --replies, --tool-calls
+[[name, {args}], ...] (the n-th tool turn calls the n-th) and --finish-after N / --finish-text T
+(answer T once the request holds N assistant messages: a user simulator that ends its
+conversation) set defaults for every request, for harnesses that send no stub headers
+(perf.vs_reference). The engine flags
 (--kv-tokens, --max-running, --prefill-us, --decode-ms, --completion-tokens, --slowdown) turn
 on a simulated engine (perf.stub_engine): prefix cache, KV capacity, preemptions, timing; its
 usage and /metrics replace the canned ones.

@@ -1,7 +1,8 @@
 """agentsweep vs the benchmark's own harness, at equal work, side by side in one run.
 
     python -m perf.vs_reference --travelbench-ref PATH [--travelbench-python PY]
-        [--tasks 500] [--trials 3] [--concurrency 300] [--latencies 0,50]
+        [--vitabench-ref PATH --vitabench-python PY] [--tasks 500] [--vitabench-tasks 100]
+        [--trials 3] [--concurrency 300] [--latencies 0,50]
         [--subsets single_turn,multi_turn] [--data-dir DIR]
 
 PATH is a checkout of the TravelBench reference (small-xiangcheng/TravelBench); PY a Python
@@ -20,6 +21,11 @@ agent calls two tools on its first turn, both answered from the same pre-filled 
 ends the conversation after three answers. Per run: episodes/s (wall), CPU seconds per
 episode and peak RSS of the harness process alone (os.wait4), model calls per episode and tool
 cache hits of both (the check that the work is equal), then the ratios.
+
+With `--vitabench-ref PATH --vitabench-python PY` (a checkout of meituan-longcat/vitabench and
+a Python where it is installed, `pip install -e PATH`; $VITABENCH_REFERENCE), the same for
+VitaBench's own orchestrator on its delivery tasks (perf/vs_reference_vita.py). Either
+comparison runs alone when only its checkout is given.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from perf import vs_reference_vita as vita
 from perf.equal_work import (
     REPO,
     agent_stub_args,
@@ -59,15 +66,16 @@ NEEDS = ("a checkout of the TravelBench reference: git clone "
 def reference_problem(ref: Path | None, python: str) -> str | None:
     """Why the reference cannot run here (None: it can)."""
     if ref is None:
-        return f"skipped: no reference checkout; needs {NEEDS}"
+        return f"TravelBench: skipped: no reference checkout; needs {NEEDS}"
     if not (ref / "travelbench" / "__main__.py").is_file():
-        return f"skipped: {ref} is not a TravelBench checkout (no travelbench/__main__.py)"
+        return (f"TravelBench: skipped: {ref} is not a TravelBench checkout (no "
+                "travelbench/__main__.py)")
     r = subprocess.run([python, "-c", "import openai, pydantic, numpy"], capture_output=True,
                        text=True, check=False)
     if r.returncode != 0:
         last = (r.stderr.strip().splitlines() or ["?"])[-1]
-        return (f"skipped: {python} cannot import the reference's dependencies ({last}); "
-                f"needs {NEEDS}")
+        return (f"TravelBench: skipped: {python} cannot import the reference's dependencies "
+                f"({last}); needs {NEEDS}")
     return None
 
 
@@ -204,12 +212,13 @@ def print_case(c: dict[str, Any]) -> None:
               f"{1000 * r['cpu_s'] / ep:>9.2f} {r['peak_rss_mb']:>7.0f} "
               f"{r['calls'] / ep:>8.2f} {r['hits']:>6} {r['misses']:>6}")
     s, ref = c["agentsweep"], c["reference"]
+    equal = s["calls"] == ref["calls"] and s["hits"] == ref["hits"]
     print(f"{'':>11} {'':>6} {'ratio':>10} agentsweep/reference: episodes/s "
           f"{ref['wall_s'] / s['wall_s']:.1f}x, CPU per episode "
-          f"{ref['cpu_s'] / s['cpu_s']:.1f}x less, peak RSS {ref['peak_rss_mb'] / s['peak_rss_mb']:.1f}x "
-          "less" + ("" if s["calls"] == ref["calls"] and s["hits"] == ref["hits"] else
-                    f"  (UNEQUAL WORK: calls {s['calls']} vs {ref['calls']}, hits "
-                    f"{s['hits']} vs {ref['hits']})"))
+          f"{ref['cpu_s'] / s['cpu_s']:.1f}x less, peak RSS "
+          f"{ref['peak_rss_mb'] / s['peak_rss_mb']:.1f}x less"
+          + ("" if equal else f"  (UNEQUAL WORK: calls {s['calls']} vs {ref['calls']}, hits "
+                              f"{s['hits']} vs {ref['hits']})"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -225,15 +234,30 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--latencies", default="0,50", help="stub latencies in ms")
     p.add_argument("--subsets", default="single_turn,multi_turn")
     p.add_argument("--data-dir", default=None, help="benchmark data directory")
+    p.add_argument("--vitabench-ref", type=Path,
+                   default=os.environ.get(vita.REF_ENV) or None,
+                   help=f"checkout of VitaBench (default ${vita.REF_ENV})")
+    p.add_argument("--vitabench-python", default=sys.executable,
+                   help="Python where that checkout is installed (default: this one)")
+    p.add_argument("--vitabench-tasks", type=int, default=100,
+                   help="first N delivery tasks (the file has 100)")
     a = p.parse_args(argv)
     if a.travelbench_ref is not None:
         a.travelbench_ref = Path(a.travelbench_ref).resolve()
+    if a.vitabench_ref is not None:
+        a.vitabench_ref = Path(a.vitabench_ref).resolve()
     problem = reference_problem(a.travelbench_ref, a.travelbench_python)
     if problem:
         print(problem)
-        return 0
-    print_header(a)
-    run(a)
+    else:
+        print_header(a)
+        run(a)
+    if a.vitabench_ref is not None or not problem:
+        from bench_data.registry import resolve_data_dir
+
+        root = resolve_data_dir(a.data_dir)
+        with tempfile.TemporaryDirectory(prefix="perf-vs-vita-") as tmp:
+            vita.run(a, Path(tmp), Path(root) if root is not None else None)
     return 0
 
 

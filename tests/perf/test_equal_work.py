@@ -90,6 +90,7 @@ def test_vs_reference_says_what_it_needs(tmp_path, capsys, monkeypatch) -> None:
     monkeypatch.delenv(vs_reference.REF_ENV, raising=False)
     assert vs_reference.main([]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("skipped: no reference checkout") and "--travelbench-ref" in out
+    assert out.startswith("TravelBench: skipped: no reference checkout")
+    assert "--travelbench-ref" in out
     assert vs_reference.main(["--travelbench-ref", str(tmp_path)]) == 0
     assert "is not a TravelBench checkout" in capsys.readouterr().out
