@@ -43,6 +43,7 @@ from .server_launch import (
     device_summary,
     free_port,
     output_cap,
+    repair_compile_cache,
     resolve_device,
 )
 from .types import Endpoint
@@ -55,8 +56,10 @@ STARTUP_WINDOW_S = 60.0
 """Past `startup_timeout_s`, the start waits on in steps of this long (at most) while the
 server's processes are working: they used at least STARTUP_WORK_S of CPU over a
 STARTUP_SAMPLE_S look."""
-STARTUP_WORK_S = 0.02
+STARTUP_WORK_S = 0.1
 STARTUP_SAMPLE_S = 2.0
+ENGINE_DEAD = ("EngineCore encountered a fatal error", "Engine core initialization failed")
+"""Log lines of a start that has failed although the API server process lives on."""
 STARTUP_WAIT_FACTOR = 3.0
 """A start that keeps working waits at most this many times `startup_timeout_s`."""
 
@@ -188,6 +191,7 @@ class VLLMServer:
         self._cache_dir = Path(cache_dir) if cache_dir is not None else None
         self.startup_extensions = 0  # times the start waited past its timeout (still working)
         self._started_at = 0.0
+        self._polls = 0
         self._proc: subprocess.Popen | None = None
         self._reaper: Reaper | None = None
         self._attached = False
@@ -333,10 +337,13 @@ class VLLMServer:
             self._log_path = cache_root() / "logs" / f"vllm-{stamp}-{self._port}.log"
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         cmd, env = self.command(), self.environment()
+        repaired = repair_compile_cache(env)
         self._summary = device_summary(self._device, env)  # type: ignore[arg-type]
         main = threading.current_thread() is threading.main_thread()
         with open(self._log_path, "wb") as log:
             log.write(("$ " + " ".join(cmd) + "\n").encode())
+            log.writelines(f"agentsweep: removed an empty compile-cache file {path}\n".encode()
+                           for path in repaired)
             log.flush()
             self._proc = subprocess.Popen(
                 cmd,
@@ -349,6 +356,7 @@ class VLLMServer:
             )
         self._reaper = start_reaper(self._proc.pid, self.stop_grace_s)
         self._started_at = time.monotonic()
+        self._polls = 0
         self.startup_extensions = 0
         _install_hooks()
         _LIVE.add(self)
@@ -374,6 +382,17 @@ class VLLMServer:
                 f"vLLM server for {self._model_path} exited with code {code} during startup",
                 str(self._log_path), read_log_tail(self._log_path),
             )
+        self._polls += 1
+        if self._polls % 20 == 0 and self._engine_died():  # every ~10 s
+            self.stop()
+            raise ServerStartError(
+                f"vLLM engine for {self._model_path} failed during startup (its API "
+                "server still ran)", str(self._log_path), read_log_tail(self._log_path))
+
+    def _engine_died(self) -> bool:
+        """The log says the engine core failed (vLLM can leave its API server running)."""
+        tail = read_log_tail(self._log_path, lines=200)
+        return any(marker in tail for marker in ENGINE_DEAD)
 
     def _timed_out(self) -> ServerStartError:
         tail = read_log_tail(self._log_path)
@@ -410,8 +429,13 @@ class VLLMServer:
         return total
 
     def _working(self, sleep) -> bool:
-        """Whether the server's processes are using CPU now (two looks STARTUP_SAMPLE_S
-        apart); an unreadable tree counts as working (the wait stays bounded)."""
+        """Whether the server's processes are using CPU now: at least 5% of a core over two
+        looks STARTUP_SAMPLE_S apart (an idle vLLM tree polls at about 2% of a core, a compiling
+        one uses its core share);
+        an unreadable tree counts as working (the wait stays bounded). A log that says the
+        engine died is not working, whatever its processes do."""
+        if self._engine_died():
+            return False
         a = self._tree_cpu_s()
         sleep(STARTUP_SAMPLE_S)
         b = self._tree_cpu_s()

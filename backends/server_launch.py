@@ -253,6 +253,29 @@ def compile_cache_env(cache_dir: Path) -> dict[str, str]:
             "TRITON_CACHE_DIR": str(root / "triton")}
 
 
+def repair_compile_cache(env: Mapping[str, str]) -> list[Path]:
+    """Remove the empty shared objects from the inductor cache a server will use: a start
+    killed while compiling leaves its half-built `.so` (0 bytes) in the cache, and the next
+    start fails on it ("ImportError: ...so: file too short") instead of compiling it again.
+    Returns the files removed."""
+    root = env.get("TORCHINDUCTOR_CACHE_DIR")
+    removed: list[Path] = []
+    if not root or not Path(root).is_dir():
+        return removed
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            if not name.endswith(".so"):
+                continue
+            path = Path(dirpath) / name
+            try:
+                if path.stat().st_size == 0:
+                    path.unlink()
+                    removed.append(path)
+            except OSError:
+                continue
+    return removed
+
+
 def device_summary(device: Device, env: Mapping[str, str]) -> str:
     """One line saying where the server runs, for logs and `agentsweep serve`."""
     if device == "gpu":

@@ -193,3 +193,20 @@ def test_eager_and_cpu_threads_from_the_engine_config() -> None:
     s = VLLMServer("/models/m", device="cpu", cpu_threads=2, eager=True, port=8127)
     assert "--enforce-eager" in s.command()
     assert s.environment()["OMP_NUM_THREADS"] == "2"
+
+
+def test_an_interrupted_compile_does_not_break_the_next_start(tmp_path) -> None:
+    """A start killed while compiling leaves an empty .so in the inductor cache; the next start
+    removes it (and only such files) before vLLM would fail to load it."""
+    from backends.server_launch import repair_compile_cache
+
+    cache = tmp_path / "torchinductor" / "dz"
+    cache.mkdir(parents=True)
+    (cache / "broken.main.so").write_bytes(b"")
+    (cache / "good.main.so").write_bytes(b"\x7fELF...")
+    (cache / "empty.cpp").write_text("")
+    removed = repair_compile_cache({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "torchinductor")})
+    assert removed == [cache / "broken.main.so"]
+    assert sorted(p.name for p in cache.iterdir()) == ["empty.cpp", "good.main.so"]
+    assert repair_compile_cache({}) == [] and repair_compile_cache(
+        {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "none")}) == []

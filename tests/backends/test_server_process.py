@@ -1,7 +1,8 @@
 """Process-management fault tests of VLLMServer against a fake server script (no vLLM).
 
 The fake takes the real vLLM argv (it parses --port and --served-model-name) after a mode word:
-crash (log lines, exit 1), hang (never listens), compile (uses 2 s of CPU, then serves), serve
+crash (log lines, exit 1), hang (never listens), enginedead (logs an engine-core failure, then
+hangs), compile (uses 2 s of CPU, then serves), serve
 (answers /health and /v1/models and forks a child in its group plus one that escapes into its
 own session), stubborn (also ignores SIGTERM).
 """
@@ -38,6 +39,10 @@ FAKE_SERVER = textwrap.dedent('''
         print("RuntimeError: fake engine core failed to allocate KV cache", flush=True)
         sys.exit(1)
     if mode == "hang":
+        while True:
+            time.sleep(1)
+    if mode == "enginedead":  # vLLM's engine core died; the API server lives on
+        print("ERROR [core.py:1512] EngineCore encountered a fatal error.", flush=True)
         while True:
             time.sleep(1)
     if mode == "compile":  # busy for 2 s of CPU before it listens
@@ -313,3 +318,15 @@ def test_a_start_still_working_at_its_timeout_is_waited_for(fake) -> None:
     server.start()
     assert server.startup_extensions >= 1 and server._probe()
     server.stop()
+
+
+def test_an_engine_that_died_under_a_live_api_server_fails_the_start(fake) -> None:
+    """vLLM can leave its API server running after the engine core failed (seen with a broken
+    compile-cache file): the start fails on the log line, not after its whole timeout."""
+    server = fake("enginedead", startup_timeout_s=120, stop_grace_s=5)
+    t0 = time.monotonic()
+    with pytest.raises(ServerStartError, match="failed during startup") as info:
+        server.start()
+    assert time.monotonic() - t0 < 60
+    assert "EngineCore encountered a fatal error" in info.value.log_tail
+    assert server.pid is None
