@@ -43,6 +43,10 @@ def _no_tools(root: Path) -> Path | None:
     return None
 
 
+def _no_aux(path: Path) -> tuple[str, list[LoadIssue]] | None:
+    return None
+
+
 @dataclass(frozen=True)
 class DataFormat:
     """One benchmark's data layout (see the module doc).
@@ -59,6 +63,9 @@ class DataFormat:
     tool_schemas: the OpenAI-format tool list shipped with the data under a root, or None.
     sample: the directory of a small built-in sample (the dataset "sample"), or None.
     license: the sample's license.
+    aux_check: a file, or the directory of task files -> (what it holds, in words; its issues)
+        for the benchmark's own files besides tasks and tool schemas (a lookup table), None
+        when the path holds none (`agentsweep data check`).
     """
 
     benchmark: str
@@ -70,6 +77,7 @@ class DataFormat:
     tool_schemas: Callable[[Path], Path | None] = _no_tools
     sample: Path | None = None
     license: str = ""
+    aux_check: Callable[[Path], tuple[str, list[LoadIssue]] | None] = _no_aux
 
     def describe(self) -> dict[str, Any]:
         return {"benchmark": self.benchmark, "subsets": list(self.subsets),

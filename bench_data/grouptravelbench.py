@@ -3,7 +3,8 @@
 Task(benchmark="grouptravelbench", subset=<file stem without "_sample">, task_id=task_id).
 `payload` is a `GroupTravelTask` (a TravelBench-shaped task plus the group); `instructions` is
 the query; the group-specific fields (metadata, user_preferences, initial_messages,
-difficulty) are also kept verbatim in `extra`.
+difficulty) are also kept verbatim in `extra`. `agentsweep data check` also checks the
+reference's POI table (`poi2category/all_poi_by_city.json` beside the tasks, or the file).
 """
 
 from __future__ import annotations
@@ -133,5 +134,23 @@ def _tool_schemas(root: Path) -> Path:
     return local if local.is_file() else BUNDLED_TOOLS
 
 
+def _aux_check(path: Path) -> tuple[str, list[LoadIssue]] | None:
+    """The reference's POI table (`poi2category/all_poi_by_city.json`), given as the file or
+    found beside the task files of a directory, checked (the benchmark package's checker)."""
+    from evaluator.benchmarks.grouptravelbench.poi_file import beside, check_poi_file, is_poi_file
+
+    if path.is_file():
+        if not is_poi_file(path):
+            return None
+        target = path
+    else:
+        target = beside(path / "tasks.jsonl")
+        if not target.is_file():
+            return None
+    data, issues = check_poi_file(target)
+    places = sum(len(v) for v in data.values() if isinstance(v, list)) if data else 0
+    return f"POI table {target}: {places} places in {len(data or {})} cities", issues
+
+
 FORMAT = DataFormat(benchmark=BENCHMARK, load_file=load_grouptravel_file, find_parts=_parts,
-                    file_subset=_file_subset, tool_schemas=_tool_schemas)
+                    file_subset=_file_subset, tool_schemas=_tool_schemas, aux_check=_aux_check)

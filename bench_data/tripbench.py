@@ -8,8 +8,10 @@ The file the synthesiser writes (`evaluator/benchmarks/tripbench/synthesis/`) is
 preferences (one rubric version each), the dialogue graph (`turns`: per turn its events and
 the active preference ids), the difficulty and hard set. Each task becomes
 Task(benchmark="tripbench", subset=<difficulty>, task_id) with a `TripTask` payload,
-`extra["world"]` (the world file, relative to the task file) and `instructions` (the first
-turn's trip in words).
+`extra["world"]` (the world file, relative to the task file), `extra["split"]` and
+`instructions` (the first turn's trip in words). The format's subsets are the evaluation
+splits (`SPLITS`: easy, mid, hard, LIT, FIT, AIS, PMR), so `--subset LIT` picks a hard set
+and `--limit N` takes N tasks of each split.
 
 The paper's own release is not published. The one other shape accepted is the evaluation
 package's flat task (`{"task_id", "origin", "stays", "start_date", "end_date",
@@ -35,6 +37,30 @@ TASK_FILE = "tasks.jsonl"
 WORLD_FILE = "world.sqlite"
 DIFFICULTIES = ("easy", "mid", "hard")
 HARD_SETS = ("LIT", "FIT", "AIS", "PMR")
+SPLITS = ("easy", "mid", "hard", *HARD_SETS)
+"""The evaluation splits, the loader's subsets (`--subset LIT`, `--limit N` = N of each split):
+easy, mid, plain hard (no hard set; not in the paper's evaluation set) and the four hard sets.
+A task's `subset` stays its difficulty (record keys, protocols); its split is `split_of`."""
+PAPER_SPLITS = {"easy": 100, "mid": 100, "LIT": 50, "FIT": 50, "AIS": 50, "PMR": 50}
+"""The paper's evaluation set (table 2): 400 tasks; its Overall pools them (the mean over the
+400, i.e. these weights over the split means)."""
+
+
+def split_of(difficulty: str, hard_set: str) -> str:
+    """A task's evaluation split: its hard set, else its difficulty."""
+    return hard_set or difficulty
+
+
+def canonical_split(name: str) -> str:
+    """A split as a user may write it ("lit", "Hard LIT", "hard-fit") -> its name."""
+    words = name.strip().replace("-", " ").replace("_", " ").split()
+    if words and words[0].lower() == "hard" and len(words) == 2:
+        words = words[1:]
+    key = " ".join(words)
+    for split in SPLITS:
+        if key.lower() == split.lower():
+            return split
+    return name
 OPS = ("add", "change", "rollback", "delete", "redirect", "merge", "issue", "content_mod",
        "clarify", "explore")
 """Dialogue events; with the nine user behaviours of the paper's B.3: add = instruction
@@ -230,7 +256,8 @@ def _instructions(task: TripTask) -> str:
 
 def load_tripbench_file(path: Path | str, subset: str | None = None, *, skip_bad: bool = False,
                         limit: int | None = None) -> LoadResult:
-    """Load one task file; `subset` keeps only that difficulty (None = every task)."""
+    """Load one task file; `subset` keeps only that split (`SPLITS`; None = every task) and
+    `limit` the first N of it."""
     path = Path(path)
     where = str(path)
     tasks: list[Task] = []
@@ -268,10 +295,11 @@ def load_tripbench_file(path: Path | str, subset: str | None = None, *, skip_bad
         if dup is not None:
             issues.append(dup)
             continue
-        if subset and task.difficulty != subset:
+        if subset and split_of(task.difficulty, task.hard_set) != subset:
             continue
         extra: dict[str, Any] = {"world": task.world, "difficulty": task.difficulty,
-                                 "hard_set": task.hard_set}
+                                 "hard_set": task.hard_set,
+                                 "split": split_of(task.difficulty, task.hard_set)}
         tasks.append(Task(benchmark=BENCHMARK, subset=task.difficulty, task_id=task.task_id,
                           source=f"{where}:{lineno}", payload=task,
                           instructions=_instructions(task), extra=extra))
@@ -279,8 +307,8 @@ def load_tripbench_file(path: Path | str, subset: str | None = None, *, skip_bad
             break
     if issues and not skip_bad:
         raise TaskLoadError(issues)
-    if subset and subset != DIFFICULTIES[0]:
-        issues = []  # one file stands for every difficulty: its issues are reported once
+    if subset and subset != SPLITS[0]:
+        issues = []  # one file stands for every split: its issues are reported once
     return LoadResult(tasks=tasks, issues=issues)
 
 
@@ -324,7 +352,7 @@ def is_task_file(path: Path) -> bool:
 
 def _parts(root: Path) -> list[tuple[str, Path]]:
     files = [p for p in sorted(root.glob("*.jsonl")) if is_task_file(p)]
-    return [(d, p) for p in files for d in DIFFICULTIES]
+    return [(d, p) for p in files for d in SPLITS]
 
 
 def _file_subset(path: Path) -> str | None:
@@ -336,5 +364,6 @@ def _tool_schemas(root: Path) -> Path | None:
 
 
 FORMAT = DataFormat(benchmark=BENCHMARK, load_file=load_tripbench_file, find_parts=_parts,
-                    file_subset=_file_subset, subsets=DIFFICULTIES, tool_schemas=_tool_schemas,
+                    file_subset=_file_subset, subsets=SPLITS, canonical_subset=canonical_split,
+                    tool_schemas=_tool_schemas,
                     license="generated (agentsweep's TRIP-Bench synthesiser)")

@@ -21,9 +21,13 @@ a ladder first (while it probes at most 1/8 of the lists); if no step reaches th
 tool is searched exactly. Ties count as hits: an approximate neighbour whose true score equals
 the exact k-th score is as good as the one exact search happened to pick.
 
-Search: FAISS inner product over L2-normalised vectors (GPU when faiss-gpu and a GPU are
-present, CPU otherwise), flat (exact) unless the gate chose IVF; without FAISS, the exact
-torch kernel `kernels.topk`.
+Search: inner product over L2-normalised vectors, with one copy of each tool's vectors per
+node however many processes search it: every process memory-maps the same files read-only and
+holds no float32 copy. Exact: FAISS scans `<tool>.f16` in place (`kernels.mapped`; float32
+accumulation, the neighbours of a flat float32 search); approximate: the IVF index read with
+its inverted lists mapped from `<tool>.ivf`. Without FAISS (or with one older than 1.11 for
+exact search), the torch kernel `kernels.topk` streams the mapped matrix. On CPU: no
+per-process GPU copy is made (docs/cache_store.md, "One copy per node").
 """
 
 from __future__ import annotations
@@ -53,6 +57,7 @@ from cache_store.recall_gate import (
     train_ivf,
 )
 from cache_store.store import CacheStore
+from kernels.mapped import MappedFlatIP, MappedUnsupported, mapped_flat_supported
 
 __all__ = ["IVF_NPROBE", "MAX_PROBE_FRACTION", "MIN_RECALL", "RECALL_K", "RECALL_SAMPLE", "EmbeddingIndex",
            "IndexMeta", "IndexMismatch", "ToolIndex", "ToolSearch", "build_index", "gate_tool",
@@ -85,8 +90,9 @@ def index_dir(store_path: str | Path) -> Path:
     return Path(str(store_path) + ".index")
 
 
-def write_vectors(path: Path, vectors: np.ndarray) -> None:
-    np.ascontiguousarray(vectors, dtype=np.float16).tofile(path)
+def write_vectors(path: Path, vectors: np.ndarray, *, append: bool = False) -> None:
+    with open(path, "ab" if append else "wb") as f:
+        f.write(np.ascontiguousarray(vectors, dtype=np.float16).tobytes())
 
 
 async def build_index(store_path: str | Path, embedder: Any, *, embedder_name: str,
@@ -114,7 +120,9 @@ async def build_index(store_path: str | Path, embedder: Any, *, embedder_name: s
         sha = store.header.blob_sha256
         for tool in store.tools:
             n = store.n_entries(tool)
-            parts: list[np.ndarray] = []
+            # float16 rows go to the file as they arrive: no float32 copy of the tool is held
+            vec_path = out / f"{tool}.f16"
+            vec_path.write_bytes(b"")
             for start in range(0, n, batch):
                 texts = [embedding_text(params_from_key(store.entry(tool, i)[0]))
                          for i in range(start, min(n, start + batch))]
@@ -123,12 +131,10 @@ async def build_index(store_path: str | Path, embedder: Any, *, embedder_name: s
                     raise ValueError(f"embedder returned dimension {part.shape[1]} for {tool}, "
                                      f"{dim} before")
                 dim = part.shape[1]
-                parts.append(part)
+                write_vectors(vec_path, part, append=True)
                 done += len(texts)
                 if progress:
                     _progress(done, total, tool)
-            vecs = np.concatenate(parts) if parts else np.zeros((0, max(dim, 1)), np.float32)
-            write_vectors(out / f"{tool}.f16", vecs)
             (out / f"{tool}.ivf").unlink(missing_ok=True)
             tools[tool] = ToolSearch(rows=n)
     if progress:
@@ -168,29 +174,34 @@ def _progress(done: int, total: int, tool: str) -> None:
 
 
 class ToolIndex:
-    """Top-k search over one tool's vectors: IVF at `nprobe` when `ivf_path` is given (the
-    gate chose approximate search), else exact."""
+    """Top-k search over one tool's vectors, with no per-process copy of them: IVF at `nprobe`
+    when `ivf_path` is given (the gate chose approximate search), its inverted lists
+    memory-mapped from the file; else exact, FAISS scanning the float16 matrix file in place
+    (`kernels.mapped.MappedFlatIP`) or, without a FAISS that can, the torch kernel streaming
+    the memory-mapped matrix (`kernels.topk`). Every process searching a tool maps the same
+    file pages, so a node holds one copy of each tool's vectors (docs/cache_store.md)."""
 
     def __init__(self, vectors: np.ndarray, *, ivf_path: Path | None = None,
-                 backend: str = "auto", nprobe: int = IVF_NPROBE) -> None:
+                 backend: str = "auto", nprobe: int = IVF_NPROBE,
+                 vectors_path: str | Path | None = None) -> None:
         self.vectors = vectors
         self.n = vectors.shape[0]
         self.dim = vectors.shape[1]
-        self._faiss_index = None
+        self._faiss_index: Any = None
         self.search_mode = "exact"
         faiss = _faiss() if backend in ("auto", "faiss") else None
         if faiss is not None and self.n:
             if ivf_path is not None and ivf_path.exists():
-                index = faiss.read_index(str(ivf_path))
-                index.nprobe = nprobe
+                self._faiss_index = read_ivf_mapped(faiss, ivf_path)
+                self._faiss_index.nprobe = nprobe
                 self.search_mode = "approximate"
             else:
-                index = faiss.IndexFlatIP(vectors.shape[1])
-                index.add(np.asarray(vectors, dtype=np.float32))
-            if hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0:
-                self._gpu_res = faiss.StandardGpuResources()
-                index = faiss.index_cpu_to_gpu(self._gpu_res, 0, index)
-            self._faiss_index = index
+                path = vectors_path or _matrix_file(vectors)
+                if path is not None and mapped_flat_supported():
+                    try:
+                        self._faiss_index = MappedFlatIP(path, self.n, self.dim)
+                    except MappedUnsupported:   # FAISS copied after all: stream with torch
+                        self._faiss_index = None
         self.backend = "faiss" if self._faiss_index is not None else "torch"
 
     def search(self, query: np.ndarray, k: int) -> list[int]:
@@ -208,6 +219,31 @@ class ToolIndex:
 
         _, ids = topk_inner_product(self.vectors, q[0], k)
         return [int(i) for i in ids]
+
+
+def read_ivf_mapped(faiss: Any, path: str | Path) -> Any:
+    """A written IVF index with its inverted lists (and, where FAISS can, its coarse
+    quantizer) memory-mapped read-only from the file instead of read into memory: the same
+    index, searched by the same code, sharing the file's pages with every other process."""
+    flags = getattr(faiss, "IO_FLAG_MMAP_IFC", None)
+    if flags is not None:
+        try:
+            return faiss.read_index(str(path), flags)
+        except RuntimeError:  # an index type this FAISS cannot map zero-copy: map its lists
+            pass
+    return faiss.read_index(str(path), faiss.IO_FLAG_MMAP)
+
+
+def _matrix_file(vectors: np.ndarray) -> str | None:
+    """The file of a memory-mapped float16 matrix that covers the whole file, else None."""
+    name = getattr(vectors, "filename", None)
+    if (name is None or getattr(vectors, "offset", 0) != 0 or vectors.dtype != np.float16
+            or not vectors.flags.c_contiguous):
+        return None
+    try:
+        return name if os.path.getsize(name) == vectors.nbytes else None
+    except OSError:
+        return None
 
 
 def load_meta(store_path: str | Path) -> IndexMeta:
@@ -282,7 +318,8 @@ class EmbeddingIndex:
             ivf = self.dir / f"{name}.ivf"
             use_ivf = ts.search == "approximate" and ivf.exists()
             self._tools[name] = ToolIndex(vecs, ivf_path=ivf if use_ivf else None,
-                                          backend=self.backend, nprobe=ts.nprobe or IVF_NPROBE)
+                                          backend=self.backend, nprobe=ts.nprobe or IVF_NPROBE,
+                                          vectors_path=path if n else None)
         return self._tools[name]
 
     def describe(self) -> dict[str, Any]:
@@ -290,10 +327,13 @@ class EmbeddingIndex:
         tool the search mode in effect with the recall measured when the index was built."""
         m = self.meta
         faiss_ok = self.backend != "torch" and _faiss() is not None
+        exact_kernel = "faiss-mapped" if faiss_ok and mapped_flat_supported() else "torch-stream"
         tools = {}
         for name, ts in m.tools.items():
             effective = ts.search if faiss_ok else "exact"
-            d: dict[str, Any] = {"rows": ts.rows, "search": effective, "reason": ts.reason}
+            d: dict[str, Any] = {"rows": ts.rows, "search": effective, "reason": ts.reason,
+                                 "kernel": "faiss-ivf-mapped" if effective == "approximate"
+                                 else exact_kernel}
             if effective != ts.search:
                 d["reason"] = "no-faiss-at-query-time"
             if ts.recall_at_k is not None:

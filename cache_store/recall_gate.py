@@ -1,7 +1,9 @@
 """The recall gate of the embedding index: train a FAISS IVF index for one tool and keep it
 only where its recall@k against exact search reaches the threshold (see `cache_store.index`'s
 module docstring, "Recall gate"). CPU heavy; `build_index` runs `gate_tool` in a worker
-process."""
+process. The tool's float16 matrix is read from its memory map a block at a time (training
+sample, IVF adds, exact reference search), never as a whole float32 copy: a 250,000 x 4,096
+tool needs the IVF's own lists (4 GB) and a 2 GB training sample, not 4 GB more."""
 
 from __future__ import annotations
 
@@ -46,9 +48,32 @@ def _faiss() -> Any | None:
     return faiss
 
 
-def _read_vectors(vectors_path: str, n: int, dim: int) -> np.ndarray:
-    return np.asarray(np.memmap(vectors_path, dtype=np.float16, mode="r", shape=(n, dim)),
-                      dtype=np.float32)
+BLOCK_BYTES = 64 << 20      # float32 rows converted at a time when streaming the matrix
+
+
+def _map_vectors(vectors_path: str, n: int, dim: int) -> np.ndarray:
+    return np.memmap(vectors_path, dtype=np.float16, mode="r", shape=(n, dim))
+
+
+def float32_blocks(x: np.ndarray) -> Any:
+    """(first row, float32 block) over the rows of a (mapped) matrix, BLOCK_BYTES at a time."""
+    rows = max(1, BLOCK_BYTES // (4 * max(1, x.shape[1])))
+    for start in range(0, x.shape[0], rows):
+        yield start, np.asarray(x[start:start + rows], dtype=np.float32)
+
+
+def exact_knn(faiss: Any, xq: np.ndarray, x: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, ids), each (len(xq), k): exact inner-product top-k of `xq` over every row of
+    `x`, a block at a time (faiss.knn per block, merged; ties to the lower row)."""
+    best_s = np.full((xq.shape[0], 0), -np.inf, np.float32)
+    best_i = np.zeros((xq.shape[0], 0), np.int64)
+    for start, block in float32_blocks(x):
+        s, i = faiss.knn(xq, block, min(k, block.shape[0]), metric=faiss.METRIC_INNER_PRODUCT)
+        s = np.concatenate([best_s, s], axis=1)
+        i = np.concatenate([best_i, i + start], axis=1)
+        order = np.lexsort((i, -s), axis=-1)[:, :k]
+        best_s, best_i = np.take_along_axis(s, order, 1), np.take_along_axis(i, order, 1)
+    return best_s, best_i
 
 
 def ivf_shape(n: int) -> tuple[int, int]:
@@ -64,9 +89,12 @@ def _train(faiss: Any, x: np.ndarray) -> Any:
     quant = faiss.IndexFlatIP(dim)
     ivf = faiss.IndexIVFFlat(quant, dim, nlist, faiss.METRIC_INNER_PRODUCT)
     ivf.cp.seed = 1234
-    sample = x[np.random.default_rng(0).choice(n, size=n_train, replace=False)]
+    sample = np.asarray(x[np.random.default_rng(0).choice(n, size=n_train, replace=False)],
+                        dtype=np.float32)
     ivf.train(sample)
-    ivf.add(x)
+    del sample
+    for _, block in float32_blocks(x):  # ids run on in add order: the same index as one add
+        ivf.add(block)
     return ivf
 
 
@@ -76,7 +104,7 @@ def train_ivf(vectors_path: str, n: int, dim: int, out_path: str) -> None:
     if faiss is None:
         return
     faiss.omp_set_num_threads(1)  # determinism over speed; a build runs once
-    ivf = _train(faiss, _read_vectors(vectors_path, n, dim))
+    ivf = _train(faiss, _map_vectors(vectors_path, n, dim))
     ivf.nprobe = IVF_NPROBE
     faiss.write_index(ivf, out_path)
 
@@ -107,9 +135,9 @@ def recall_at_k(x: np.ndarray, approx_ids: np.ndarray, exact_ids: np.ndarray,
         a_ids = [int(i) for i in approx_ids[r] if i >= 0 and i != row][:kk]
         exact_set = {int(i) for i in e_ids}
         kth = float(e_sc[kk - 1])
-        q = x[row]
+        q = np.asarray(x[row], dtype=np.float32)
         for i in a_ids:
-            if i in exact_set or float(x[i] @ q) >= kth - _TIE_EPS:
+            if i in exact_set or float(np.asarray(x[i], dtype=np.float32) @ q) >= kth - _TIE_EPS:
                 hits += 1
     return hits / total if total else 1.0
 
@@ -125,13 +153,13 @@ def gate_tool(vectors_path: str, n: int, dim: int, ivf_path: str, *, min_recall:
         return ToolSearch(rows=n, search="exact", reason="no-faiss")
     threads = faiss.omp_get_max_threads()
     faiss.omp_set_num_threads(1)  # determinism over speed for training
-    x = _read_vectors(vectors_path, n, dim)
+    x = _map_vectors(vectors_path, n, dim)
     ivf = _train(faiss, x)
     faiss.omp_set_num_threads(threads)
     rows = np.sort(np.random.default_rng(seed).choice(n, size=min(sample, n), replace=False))
-    xq = np.ascontiguousarray(x[rows])
+    xq = np.ascontiguousarray(x[rows], dtype=np.float32)
     kk = min(k + 1, n)
-    e_scores, e_ids = faiss.knn(xq, x, kk, metric=faiss.METRIC_INNER_PRODUCT)
+    e_scores, e_ids = exact_knn(faiss, xq, x, kk)
     ladder = list(nprobes) if nprobes else nprobe_ladder(ivf.nlist, max_probe_fraction)
     trials: list[tuple[int, float]] = []
     for p in ladder:

@@ -11,6 +11,7 @@ reference (source "simulated", category "simulation_failed", not a tool error).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import importlib
 import inspect
 import json
@@ -27,7 +28,7 @@ from cache_store import keys
 from cache_store.persist import AnswerStore, MissLog, MissRecord, content_address
 from cache_store.simulator import PROMPT_DIR, build_messages, simulate
 from cache_store.store import CacheStore
-from cache_store.types import SandboxTexts, ToolOutcome, Validator
+from cache_store.types import SandboxStyle, SandboxTexts, ToolOutcome, Validator
 
 NO_SIMULATOR = json.dumps({"error": SandboxTexts().no_simulator})
 
@@ -56,7 +57,8 @@ class SandboxSettings(msgspec.Struct, kw_only=True, frozen=True):
         resolved against. "" = `adcode.txt` next to the run's task files (the built-in sample:
         a small table of its English city names); "off" = skip that one check.
     simulator_max_tokens: output cap of one simulated answer.
-    index_backend: "auto" (FAISS GPU/CPU, torch fallback), "faiss" or "torch".
+    index_backend: "auto" / "faiss" (FAISS over the memory-mapped index files, on CPU; the torch
+        kernel where FAISS is missing) or "torch" (the torch kernel streaming the mapped matrix).
     """
 
     store: str = ""
@@ -109,8 +111,9 @@ class Sandbox:
                  validator: Validator | None = None,
                  validator_info: dict[str, Any] | None = None,
                  texts: SandboxTexts | None = None,
-                 prompts: Any = None) -> None:
+                 prompts: Any = None, style: SandboxStyle | None = None) -> None:
         self.settings = settings
+        self.style = style or SandboxStyle()
         # the simulator prompt: the run's prompt set (evaluator.prompt_sets, which names
         # the content address's version), else the file of `settings.prompt_version`
         self.sim_version = (prompts.simulator_version(settings.prompt_version)
@@ -121,9 +124,15 @@ class Sandbox:
         self._validator_info = (validator_info if validator_info is not None
                                 else {"validation": "none"})
         self.texts = texts or SandboxTexts()
-        self._no_simulator = json.dumps({"error": self.texts.no_simulator}, ensure_ascii=False)
+        self._no_simulator = self.texts.text("no_simulator")
         self._tools = tool_schemas
         self._fn = {t["function"]["name"]: t["function"] for t in tool_schemas}
+        sim_tools = self.style.simulator_tools
+        # the function objects the simulator prompt describes (None: the agent's)
+        self._sim_fn = None if sim_tools is None else {
+            t["function"]["name"]: t["function"] for t in sim_tools
+            if isinstance(t.get("function"), dict) and t.get("type") == "function"}
+        self.sim_version += _style_version(self.style)
         self.store = store
         self.client = simulator_client
         self.model = simulator_model
@@ -151,17 +160,21 @@ class Sandbox:
         fn = self._fn.get(name)
         texts = self.texts
         if fn is None:
-            return _error("unknown_tool", texts.unknown_tool.format(name=name))
+            return _error("unknown_tool", texts.text("unknown_tool", name=name))
+        unparsed = False
         try:
-            args = json.loads(arguments) if arguments.strip() else {}
+            args = json.loads(arguments) if arguments.strip() or self.style.raw_arguments else {}
         except (ValueError, RecursionError) as exc:
-            return _error("malformed_json", texts.malformed_json.format(error=exc))
+            if not self.style.raw_arguments:
+                return _error("malformed_json", texts.text("malformed_json", error=exc))
+            args, unparsed = {"raw_arguments": arguments}, True
         if not isinstance(args, dict):
-            return _error("malformed_json", texts.not_object.format(type=type(args).__name__))
+            return _error("malformed_json", texts.text("not_object", type=type(args).__name__))
         if self.validator is not None:
             bad = self.validator(name, args, fn.get("parameters", {}), task_time)
             if bad is not None:
-                return ToolOutcome(content=bad[1], source="error", error_category=bad[0])
+                return ToolOutcome(content=bad[1], source="error",
+                                   error_category="malformed_json" if unparsed else bad[0])
         key = keys.normalize_call(args, task_time)
         if self.store is not None:
             hit = self.store.get(name, key)
@@ -202,7 +215,10 @@ class Sandbox:
         from backends.errors import InfrastructureError
 
         examples = await self.retrieve(name, params, addr)
-        messages = build_messages(fn, args, examples, self.sim_version, self._sim_sections)
+        shown = fn if self._sim_fn is None else self._sim_fn.get(
+            name, {"name": name, "description": "", "parameters": {}})
+        messages = build_messages(shown, args, examples, self.sim_version, self._sim_sections,
+                                  parameters=self.style.parameters)
         try:
             text = await simulate(self.client, self.model, messages,
                                   max_tokens=self.settings.simulator_max_tokens,
@@ -211,8 +227,7 @@ class Sandbox:
             raise  # the scheduler retries the episode
         except Exception as exc:  # noqa: BLE001 - reference: the error text is the answer
             # not persisted (a rerun simulates again); not a tool error: has_error=False there
-            msg = json.dumps({"error": self.texts.simulation_failed.format(error=exc)},
-                             ensure_ascii=False)
+            msg = self.texts.text("simulation_failed", name=name, error=exc)
             self._log(name, args, task_time, msg, "error")
             return ToolOutcome(content=msg, source="simulated",
                                error_category="simulation_failed", cache_key=key)
@@ -250,8 +265,7 @@ class Sandbox:
         except InfrastructureError:
             raise
         except Exception as exc:  # noqa: BLE001 - any failure of the user hook
-            msg = json.dumps({"error": self.texts.live_failed.format(error=exc)},
-                             ensure_ascii=False)
+            msg = self.texts.text("live_failed", error=exc)
             return ToolOutcome(content=msg, source="error", error_category="execution_error")
         assert self.overlay is not None
         text = self.overlay.put(content_address(name, key), text)
@@ -284,20 +298,32 @@ class Sandbox:
             self.overlay.close()
 
 
-def _error(category: str, message: str) -> ToolOutcome:
-    return ToolOutcome(content=json.dumps({"error": message}, ensure_ascii=False),
-                       source="error", error_category=category)
+def _style_version(style: SandboxStyle) -> str:
+    """What a style changes in the simulator's prompt, for the content address of its answers:
+    "" for this project's way."""
+    out = "+py-schema" if style.parameters == "python" else ""
+    if style.simulator_tools is not None:
+        digest = hashlib.sha256(json.dumps(style.simulator_tools, ensure_ascii=False,
+                                           sort_keys=True).encode()).hexdigest()[:8]
+        out += f"+tools-{digest}"
+    return out
+
+
+def _error(category: str, text: str) -> ToolOutcome:
+    return ToolOutcome(content=text, source="error", error_category=category)
 
 
 async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str, Any]],
                        simulator_client: Any | None, simulator_model: str,
                        embedder: Any | None = None, validator: Validator | None = None,
                        validator_info: dict[str, Any] | None = None,
-                       texts: SandboxTexts | None = None, prompts: Any = None) -> Sandbox:
+                       texts: SandboxTexts | None = None, prompts: Any = None,
+                       style: SandboxStyle | None = None) -> Sandbox:
     """Open the store (and its index, if built) and return the process-wide Sandbox.
 
-    validator / validator_info / texts: the benchmark's argument rules, their description for
-    the manifest, and its error texts (None: no argument rules, generic English texts).
+    validator / validator_info / texts / style: the benchmark's argument rules, their
+    description for the manifest, its error texts and its reference's way with calls (None: no
+    argument rules, generic English texts, this project's way).
     """
     store = CacheStore(settings.store) if settings.store else None
     index = None
@@ -313,4 +339,4 @@ async def open_sandbox(settings: SandboxSettings, *, tool_schemas: list[dict[str
     return Sandbox(settings, tool_schemas=tool_schemas, store=store,
                    simulator_client=simulator_client, simulator_model=simulator_model,
                    embedder=embedder, index=index, validator=validator,
-                   validator_info=validator_info, texts=texts, prompts=prompts)
+                   validator_info=validator_info, texts=texts, prompts=prompts, style=style)

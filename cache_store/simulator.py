@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from backends.types import ChatMessage, SamplingParams
-from cache_store.types import SandboxTexts
+from cache_store.types import SandboxTexts, fill
 
 PROMPT_DIR = Path(__file__).parent / "prompts"
 
@@ -53,28 +53,34 @@ def parse_prompt(text: str, origin: str) -> dict[str, str]:
 
 def build_messages(schema: dict[str, Any], arguments: dict[str, Any],
                    examples: list[tuple[str, str]], version: str,
-                   sections: dict[str, str] | None = None) -> list[ChatMessage]:
+                   sections: dict[str, str] | None = None,
+                   parameters: str = "json") -> list[ChatMessage]:
     """The two simulator messages for one call (schema = the OpenAI `function` object).
-    `sections`: a prompt set's simulator prompt (`parse_prompt`) instead of `version`'s file."""
+    `sections`: a prompt set's simulator prompt (`parse_prompt`) instead of `version`'s file;
+    `parameters`: the schema's rendering, "json" (sorted JSON) or "python" (`str()` of the
+    dict, as a reference that formats it into its prompt shows it)."""
     p = sections if sections is not None else load_prompt(version)
     name = schema.get("name", "")
-    if examples:
-        blocks = [p["examples_header"].replace("{num_examples}", str(len(examples)))]
+    if examples:  # each template filled in one pass: a value's own braces stay as they are
+        blocks = [fill(p["examples_header"], {"num_examples": len(examples)})]
         for i, (params, result) in enumerate(examples, 1):
-            blocks.append(p["example"].replace("{index}", str(i)).replace("{params}", params)
-                          .replace("{result}", result))
+            blocks.append(fill(p["example"], {"index": i, "params": params, "result": result}))
         ex_text = p.get("example_separator", "\n").join(blocks)
     else:
-        ex_text = p["no_examples"].replace("{tool_name}", name)
-    system = (p["system"].replace("{tool_name}", name)
-              .replace("{tool_description}", schema.get("description", ""))
-              .replace("{tool_parameters}", json.dumps(schema.get("parameters", {}),
-                                                       ensure_ascii=False, sort_keys=True))
-              .replace("{examples}", ex_text))
-    user = (p["user"].replace("{tool_name}", name)
-            .replace("{params_json}", json.dumps(arguments, ensure_ascii=False, indent=2,
-                                                 sort_keys=True)))
+        ex_text = fill(p["no_examples"], {"tool_name": name})
+    system = fill(p["system"], {
+        "tool_name": name, "tool_description": schema.get("description", ""),
+        "tool_parameters": _schema_text(schema.get("parameters", {}), parameters),
+        "examples": ex_text})
+    user = fill(p["user"], {"tool_name": name, "params_json": json.dumps(
+        arguments, ensure_ascii=False, indent=2, sort_keys=True)})
     return [ChatMessage(role="system", content=system), ChatMessage(role="user", content=user)]
+
+
+def _schema_text(schema: Any, how: str) -> str:
+    if how == "python":
+        return str(schema)
+    return json.dumps(schema, ensure_ascii=False, sort_keys=True)
 
 
 async def simulate(client: Any, model: str, messages: list[ChatMessage], *,

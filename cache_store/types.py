@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import msgspec
@@ -43,9 +46,10 @@ class ToolOutcome(msgspec.Struct, omit_defaults=True):
 
 class SandboxTexts(msgspec.Struct, frozen=True):
     """What the sandbox tells the agent when it cannot answer a call: each text is the
-    `error` of a `{"error": ...}` JSON answer (`{name}`, `{error}`, `{type}` filled in), except
-    `empty_result`, the simulator's answer when the model returns nothing. A benchmark's
-    environment gives its own (TravelBench: its reference's texts)."""
+    `error` of a `{"error": ...}` JSON answer (`{name}`, `{error}`, `{type}` filled in; other
+    braces are kept), except `empty_result`, the simulator's answer when the model returns
+    nothing, and the texts named in `bare`, which are sent as they are. A benchmark's
+    environment gives its own (TravelBench: from its prompt set)."""
 
     unknown_tool: str = "unknown tool: {name}"
     malformed_json: str = "the arguments are not valid JSON: {error}"
@@ -55,6 +59,46 @@ class SandboxTexts(msgspec.Struct, frozen=True):
     live_failed: str = "live tool failed: {error}"
     empty_result: str = ("No information found; check the arguments. If they are right, "
                          "there may be no data for this request.")
+    bare: tuple[str, ...] = ()
+
+    def text(self, kind: str, /, **values: Any) -> str:
+        """The answer text of `kind` (a field name) with `values` filled in."""
+        body = fill(getattr(self, kind), values)
+        if kind == "empty_result" or kind in self.bare:
+            return body
+        return json.dumps({"error": body}, ensure_ascii=False)
+
+
+_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def fill(template: str, values: dict[str, Any]) -> str:
+    """`{name}` replaced by `format(value, "")` (what an f-string writes); other braces kept."""
+    def one(m: re.Match[str]) -> str:
+        return format(values[m.group(1)], "") if m.group(1) in values else m.group(0)
+
+    return _FIELD.sub(one, template)
+
+
+@dataclass(frozen=True)
+class SandboxStyle:
+    """How a benchmark's reference shapes what its sandbox does with a call (defaults: this
+    project's way).
+
+    raw_arguments: arguments that are not JSON are validated as `{"raw_arguments": text}` (the
+        TravelBench reference's client does that; its validators then refuse the call) instead
+        of being a `malformed_json` error.
+    parameters: how the simulator prompt shows a tool's parameter schema: "json" (sorted JSON)
+        or "python" (Python's rendering of the schema, as a reference that formats the dict
+        into its prompt shows it).
+    simulator_tools: the tool list (OpenAI format) the simulator prompt takes a tool's
+        description and parameters from (a reference may keep its own copy); None = the
+        agent's. A tool missing from it is shown with an empty description and no parameters.
+    """
+
+    raw_arguments: bool = False
+    parameters: Literal["json", "python"] = "json"
+    simulator_tools: tuple[dict[str, Any], ...] | None = None
 
 
 Validator = Callable[[str, dict[str, Any], dict[str, Any], str], "tuple[str, str] | None"]

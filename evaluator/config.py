@@ -11,6 +11,7 @@ reference (docstrings and defaults) generated from the classes below.
 from __future__ import annotations
 
 import copy
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -307,6 +308,10 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
         `--resume` replays an unfinished episode's calls instead of asking the models again.
     progress: "auto" (a live line when stderr is a TTY), "plain" (a line every few seconds),
         "off".
+    options: the run's benchmark's own settings (`[options]`; `agentsweep data list --options`
+        and docs/config.md list each benchmark's): checked against the benchmark's options
+        type, every field recorded in the manifest; its `paper` profile sets the reference's
+        values, and each one changed is a deviation.
     data, engine, agent, user, tool_simulator, judge, protocol, sandbox, admission, retry: the
         tables documented below.
     """
@@ -323,6 +328,7 @@ class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):
     fsync: bool = True
     journal: bool = True
     progress: Literal["auto", "plain", "off"] = "auto"
+    options: dict[str, Any] = msgspec.field(default_factory=dict)
     data: DataConfig = msgspec.field(default_factory=DataConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
     agent: RoleConfig = msgspec.field(
@@ -402,7 +408,44 @@ def load_config(
         what = ("an integer in TOML's 64-bit range is needed" if isinstance(bad[1], int)
                 else "a finite number is needed")
         raise located(f"{what}, got {bad[1]}", source, text, origins, bad[0])
-    return config, text
+    return _resolve_options(config, source, text, origins), text
+
+
+def _resolve_options(config: RunConfig, source: str, text: str,
+                     origins: dict[str, str]) -> RunConfig:
+    """`options` checked against the run's benchmark's options type and completed with its
+    defaults (left as given when the benchmark cannot be told before the data is read)."""
+    bench = _benchmark(config)
+    if bench is None:
+        return config
+    if bench.options is None:
+        if config.options:
+            first = min(config.options)
+            raise located(f"{bench.title} takes no options, got `{first}`", source, text,
+                          origins, f"options.{first}")
+        return config
+    try:
+        value = msgspec.convert(dict(config.options), bench.options, strict=True)
+    except msgspec.ValidationError as exc:
+        msg = str(exc)
+        m = re.search(r"unknown field `([^`]*)`", msg)
+        if m:
+            known = ", ".join(sorted(bench.options.__struct_fields__))
+            raise located(f"unknown key `options.{m.group(1)}` (known options of "
+                          f"{bench.title}: {known})", source, text, origins,
+                          f"options.{m.group(1)}") from None
+        path = re.search(r"at `\$\.?([^`]*)`", msg)
+        where = f"options.{path.group(1)}" if path and path.group(1) else "options"
+        raise located(re.sub(r" - at `[^`]*`", "", msg), source, text, origins,
+                      where) from None
+    return msgspec.structs.replace(config, options=plain(value))
+
+
+def _benchmark(config: RunConfig) -> Any:
+    from evaluator import benchmarks
+
+    name = run_benchmark(config.data)
+    return benchmarks.find(name) if name else None
 
 
 MAX_CONFIG_BYTES = 1 << 20
@@ -442,16 +485,24 @@ def convert_config(resolved: dict[str, Any]) -> RunConfig:
     return msgspec.convert(raw, RunConfig)
 
 
-def known_fields() -> set[str]:
-    """Every dotted field of RunConfig."""
-    return set(leaves(plain(RunConfig())))
+def known_fields(benchmark: str | None = None) -> set[str]:
+    """Every dotted field of RunConfig, with `options.NAME` for each option of `benchmark`."""
+    known = set(leaves(plain(RunConfig())))
+    if benchmark:
+        from evaluator import benchmarks
+
+        bench = benchmarks.find(benchmark)
+        if bench is not None and bench.options is not None:
+            known.update(f"options.{k}" for k in leaves(plain(bench.options())))
+    return known
 
 
 def profile_deviations(config: RunConfig) -> dict[str, dict[str, Any]]:
     """Score-relevant fields where `config` differs from its profile (config.profile must be
     resolved, as load_config leaves it): key -> {"profile": value, "used": value}."""
     name = resolve_profile_name(config.profile, config.data.dataset)
-    values = profile_values(name, known_fields(), benchmark=run_benchmark(config.data))
+    bench = run_benchmark(config.data)
+    values = profile_values(name, known_fields(bench), benchmark=bench)
     return deviations(values, plain(config))
 
 

@@ -8,6 +8,10 @@ from typing import Any
 
 import msgspec
 
+TABLES = ("data", "engine", "agent", "user", "tool_simulator", "judge", "protocol", "sandbox",
+          "admission", "retry")
+"""The tables documented one by one (`options` is documented per benchmark, at the end)."""
+
 
 def render() -> str:
     """Markdown reference of every table, field and default (docs/config.md)."""
@@ -16,8 +20,7 @@ def render() -> str:
 
     cfg = RunConfig()
     tables: list[tuple[str, Any, str]] = [("", cfg, RunConfig.__doc__ or "")]
-    for name in ("data", "engine", "agent", "user", "tool_simulator", "judge", "protocol", "sandbox",
-                 "admission", "retry"):
+    for name in TABLES:
         value = getattr(cfg, name)
         tables.append((name, value, type(value).__doc__ or ""))
     for name, value, doc in tables:
@@ -30,7 +33,32 @@ def render() -> str:
         built = plain(value)
         out.extend(_rows(built, f"{name}." if name else "", top=not name))
         out.append("")
+    out.extend(_options())
     return "\n".join(out)
+
+
+def _options() -> list[str]:
+    """`[options]`: each registered benchmark's own settings, with their defaults and the
+    values of its `paper` profile."""
+    from evaluator import benchmarks
+    from evaluator.config import plain
+
+    out = ["## `[options]`", "",
+           ("The run's benchmark's own settings: each benchmark with options lists them below "
+           "(default: without a profile; `paper`: its paper profile's value)."), ""]
+    for bench in benchmarks.all_benchmarks():
+        if bench.options is None:
+            continue
+        paper = bench.profiles.get("paper", {}).get("options", {})
+        out += [f"### {bench.title} (`{bench.name}`)", "",
+                "```text\n" + _dedent(bench.options.__doc__ or "") + "\n```", "",
+                "| key | default | paper |", "| --- | --- | --- |"]
+        for key, value in plain(bench.options()).items():
+            enc = msgspec.json.encode
+            shown = enc(paper[key]).decode() if key in paper else "(default)"
+            out.append(f"| `options.{key}` | `{enc(value).decode()}` | `{shown}` |")
+        out.append("")
+    return out
 
 
 def _rows(built: dict[str, Any], prefix: str, top: bool) -> list[str]:
@@ -38,7 +66,7 @@ def _rows(built: dict[str, Any], prefix: str, top: bool) -> list[str]:
     for key, value in built.items():
         if isinstance(value, dict) and not top:
             rows.extend(_rows(value, f"{prefix}{key}.", top=False))
-        elif isinstance(value, dict):
+        elif isinstance(value, dict) and key in TABLES:
             continue
         else:
             rows.append(f"| `{prefix}{key}` | `{msgspec.json.encode(value).decode()}` |")

@@ -126,6 +126,32 @@ def deviations(profile: dict[str, Any], resolved: dict[str, Any]) -> dict[str, d
     return out
 
 
+def describe_deviations(profile: str, devs: dict[str, Any]) -> list[str]:
+    """One line per deviation, as the run summary and every report print them:
+    `key=used (profile: value)`, then the deviation's note when it has one."""
+    import json
+
+    def short(value: Any) -> str:
+        return value if isinstance(value, str) and "note" in entry else json.dumps(
+            value, ensure_ascii=False)
+
+    out = []
+    for key, entry in sorted(devs.items()):
+        if not isinstance(entry, dict):
+            continue
+        line = f"{key}={short(entry.get('used'))} ({profile}: {short(entry.get('profile'))})"
+        if entry.get("note"):
+            line += f": {entry['note']}"
+        out.append(line)
+    return out
+
+
+def settings_summary(profile: str, devs: dict[str, Any]) -> str:
+    """`profile P; deviations: ...` (or `none`), the line a run's summary ends with."""
+    return f"profile {profile}; deviations: " + ("; ".join(describe_deviations(profile, devs))
+                                                 or "none")
+
+
 def run_benchmark(data: Any) -> str | None:
     """The benchmark of a config's `[data]` table (raw dict or DataConfig): `benchmark` when
     set, else the one its dataset is recognised as (None when it cannot be found)."""
@@ -156,7 +182,8 @@ def apply_profile(raw: dict[str, Any], source: str, text: str, origins: dict[str
         raise located(f"profile: expected one of {', '.join(PROFILE_NAMES)}, got {name!r}",
                       source, text, origins, "profile")
     resolved = resolve_profile_name(name, dataset if isinstance(dataset, str) else "")
-    values = profile_values(resolved, known_fields(), benchmark=run_benchmark(data))
+    bench = run_benchmark(data)
+    values = profile_values(resolved, known_fields(bench), benchmark=bench)
     out = layer(values, raw)
     out["profile"] = resolved
     return out

@@ -74,6 +74,30 @@ def check_name(name: str) -> None:
                            f"(and not {BUILTIN!r})")
 
 
+def import_target(checkout: Path, out: Path | None, name: str, repository: str,
+                  force: bool) -> tuple[Path, Path]:
+    """The checked checkout and set directory of an import of `repository` as set `name`
+    (default `sets_dir()/name`); ImportFailed when the checkout is not a directory or the set
+    exists and `force` is not given (an import never overwrites a set by itself)."""
+    check_name(name)
+    checkout = checkout.expanduser().resolve()
+    if not checkout.is_dir():
+        raise ImportFailed(f"{checkout}: not a directory (expected a checkout of {repository})")
+    out = (out or default_out(name)).expanduser().absolute()
+    if out.exists() and not force:
+        raise ImportFailed(f"{out} exists: pass --force to replace it")
+    return checkout, out
+
+
+def add_builtin_roles(files: dict[str, str], provenance: dict[str, str], roles: PromptRoles,
+                      names: tuple[str, ...]) -> None:
+    """Copy the roles `names`, which the reference has no text for, from the built-in set."""
+    builtin = load_prompt_set(BUILTIN, roles)
+    for role in names:
+        files[f"{role}.txt"] = builtin.texts[role]
+        provenance[f"{role}.txt"] = f"agentsweep builtin ({builtin.label})"
+
+
 def write_set(out: Path, files: dict[str, str], provenance: dict[str, str],
               manifest: dict[str, Any], roles: PromptRoles, force: bool) -> dict[str, Any]:
     """Write `files` (file name -> text) as the prompt set directory `out` with a manifest

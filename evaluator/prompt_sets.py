@@ -57,19 +57,27 @@ class RoleSpec:
 @dataclass(frozen=True)
 class PromptRoles:
     """A benchmark's prompt roles: `$name` templates, optionally the tool simulator's prompt
-    (role "tool_simulator", `{name}` sections), and extra checks of a loaded set."""
+    (role "tool_simulator", `{name}` sections), and extra checks of a loaded set. `data`:
+    roles whose text is not a template but data the benchmark reads itself (e.g. tool
+    descriptions as JSON), role -> built-in file (None: an empty text); `check` validates
+    them."""
 
     templates: Mapping[str, RoleSpec]
     simulator: Path | None = None
     check: Callable[[PromptSet], None] | None = None
+    data: Mapping[str, Path | None] = field(default_factory=dict)
 
     @property
     def roles(self) -> tuple[str, ...]:
         """Every role; in a set directory the role's file is `<role>.txt`."""
-        return (*self.templates, *((SIMULATOR_ROLE,) if self.simulator else ()))
+        return (*self.templates, *self.data, *((SIMULATOR_ROLE,) if self.simulator else ()))
 
     def builtin_file(self, role: str) -> Path | None:
-        return self.simulator if role == SIMULATOR_ROLE else self.templates[role].builtin
+        if role == SIMULATOR_ROLE:
+            return self.simulator
+        if role in self.data:
+            return self.data[role]
+        return self.templates[role].builtin
 
 
 class PromptSetError(ValueError):
@@ -288,6 +296,31 @@ def modified_files(ps: PromptSet) -> list[str]:
         if want and (not path.is_file() or file_sha256(path) != want):
             out.append(fname)
     return out
+
+
+NOT_REFERENCE_NOTE = "not the reference's prompts; scores are not comparable with the paper"
+REFERENCE_PROMPTS = "the reference's, imported (agentsweep prompts import)"
+
+
+def prompt_deviation(ps: PromptSet | None, benchmark: str) -> dict[str, Any] | None:
+    """The `prompts` deviation of a run whose profile is the reference's (`paper`) and whose
+    benchmark has an importer of the reference's prompts: None when `ps` is a set imported
+    from the reference for `benchmark` and unedited since; else {"profile", "used", "note"}."""
+    if ps is None or ps.builtin:
+        used = BUILTIN
+    else:
+        made_for = ps.manifest.get("benchmark")
+        source = ps.manifest.get("source")
+        edited = modified_files(ps)
+        if not isinstance(source, dict) or not source:
+            used = f"{ps.label} (not written by `agentsweep prompts import`)"
+        elif made_for and made_for != benchmark:
+            used = f"{ps.label} (imported for {made_for})"
+        elif edited:
+            used = f"{ps.label} (edited since the import: {', '.join(edited)})"
+        else:
+            return None
+    return {"profile": REFERENCE_PROMPTS, "used": used, "note": NOT_REFERENCE_NOTE}
 
 
 def list_sets(roles: Callable[[Path], PromptRoles | None],

@@ -40,6 +40,19 @@ class ToolCallRecord(msgspec.Struct, omit_defaults=True):
     step: int = 0                   # index of the agent call that issued it
 
 
+class ModelCall(msgspec.Struct, omit_defaults=True):
+    """One model call of an episode (agent or user simulator), for the viewer's timeline:
+    `start` seconds after the episode started, `seconds` it took (admission wait included;
+    about 0 when answered from the response journal), its token usage."""
+
+    role: str
+    start: float
+    seconds: float
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_tokens: int = 0
+
+
 class ReplayInfo(msgspec.Struct, omit_defaults=True):
     """How a resumed episode used the run's response journal (evaluator/run/journal.py).
 
@@ -65,6 +78,7 @@ class EpisodeRecord(msgspec.Struct, omit_defaults=True):
     "max_turns", its tag reason). `usage` maps role -> summed Usage.
     `timings` maps stage -> seconds (agent, user, tool, queue, total).
     `replay`: set by the run when a resumed unit had journaled responses (None otherwise).
+    `calls`: each model call's timing and tokens, in order (not in the trajectory hash).
     """
 
     unit: UnitId
@@ -85,6 +99,7 @@ class EpisodeRecord(msgspec.Struct, omit_defaults=True):
     infra_retries: int = 0
     extra: dict[str, Any] = msgspec.field(default_factory=dict)
     replay: ReplayInfo | None = None
+    calls: list[ModelCall] = msgspec.field(default_factory=list)
 
     @property
     def n_tool_calls(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -64,28 +64,38 @@ def base_unit_score(record: EpisodeRecord) -> UnitScore:
 
 
 def score_records(records: list[EpisodeRecord], judgements: list[Judgement],
-                  settings: JudgeSettings, prompts: Any = None) -> list[UnitScore]:
+                  settings: JudgeSettings, prompts: Any = None,
+                  options: Mapping[str, Any] | None = None) -> list[UnitScore]:
     """One UnitScore per record that its benchmark scores (`prompts`: the run's prompt set,
-    whose judgements are the current ones; None = built-in)."""
+    whose judgements are the current ones; None = built-in; `options`: the run config's
+    `[options]` table, None = each benchmark's defaults)."""
     from evaluator import benchmarks
-    from evaluator.benchmarks.base import ScoreContext
+    from evaluator.benchmarks.base import BenchmarkOptions, ScoreContext
 
     index = JudgementIndex(judgements, settings.judge_model)
-    ctx = ScoreContext(settings=settings, prompts=prompts)
+    read = BenchmarkOptions(options)
+    contexts: dict[str, ScoreContext] = {}
     out = []
     for rec in records:
         bench = benchmarks.find(rec.benchmark)
-        us = bench.score(rec, index, ctx) if bench is not None else None
+        if bench is None:
+            continue
+        ctx = contexts.get(bench.name)
+        if ctx is None:
+            ctx = contexts[bench.name] = ScoreContext(settings=settings, prompts=prompts,
+                                                      options=read.of(bench))
+        us = bench.score(rec, index, ctx)
         if us is not None:
             out.append(us)
     return out
 
 
-def score_run(run_dir: str | Path, settings: JudgeSettings, prompts: Any = None
-              ) -> list[UnitScore]:
+def score_run(run_dir: str | Path, settings: JudgeSettings, prompts: Any = None,
+              options: Mapping[str, Any] | None = None) -> list[UnitScore]:
     """One UnitScore per unit of RUN_DIR that some judge applies to (`prompts`: the run's
-    prompt set, None = built-in)."""
-    return score_records(latest_records(run_dir), read_judgements(run_dir), settings, prompts)
+    prompt set, None = built-in; `options`: the run config's `[options]` table)."""
+    return score_records(latest_records(run_dir), read_judgements(run_dir), settings, prompts,
+                         options)
 
 
 def mean_score(units: list[UnitScore]) -> float | None:

@@ -2,20 +2,27 @@
 
 The fallback retrieval kernel when FAISS is absent. `matrix` rows and `query` should be
 L2-normalised (then scores are cosine similarities). Chunking bounds the float32 working copy
-of a float16 memmap. Ties break towards the lower row index, so results are deterministic.
+of a float16 memmap (CHUNK_BYTES: 8 MiB, 512 rows at 4,096 dimensions), so a process streaming
+a shared mapped matrix holds no copy of it. Ties break towards the lower row index, so results
+are deterministic.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+CHUNK_BYTES = 8 << 20
+
 
 def topk_inner_product(matrix: np.ndarray, query: np.ndarray, k: int,
-                       chunk_rows: int = 65536) -> tuple[np.ndarray, np.ndarray]:
-    """(scores, row indices) of the k rows with the largest dot product with `query`."""
+                       chunk_rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(scores, row indices) of the k rows with the largest dot product with `query`.
+    `chunk_rows`: rows converted to float32 at a time (default: CHUNK_BYTES worth)."""
     import torch
 
     n = matrix.shape[0]
+    if chunk_rows is None:
+        chunk_rows = max(1, CHUNK_BYTES // (4 * max(1, matrix.shape[1])))
     k = min(k, n)
     if k <= 0:
         return np.zeros(0, np.float32), np.zeros(0, np.int64)

@@ -1,19 +1,41 @@
-"""`agentsweep view` on big runs: time to the first page and server memory.
+"""`agentsweep view` on big runs: time to the first page, where it goes, and server memory.
 
-    python -m perf.viewer [--sizes 1000,100000] [--dir DIR]
+    python -m perf.viewer [--sizes 1000,100000] [--warm 3] [--dir DIR]
 
 For each size, writes a synthetic run directory (TravelBench-shaped episodes of about 4 KB:
 system prompt, request, three tool calls with results, an answer; one rubric judgement per
-episode), then starts `agentsweep view RUN_DIR` as a subprocess twice:
+episode), then starts `agentsweep view RUN_DIR` as a subprocess, once cold and `--warm` times
+warm:
 
   cold   no index yet: the server indexes the JSONL files once (and saves RUN_DIR/.view)
-  warm   the saved index is loaded; what every later opening of the run costs
+  warm   the saved index and table are loaded; what every later opening of the run costs
 
-and reports, per start: seconds from process start to the first list page received (Python
-start-up and imports included), the server's own "opened in" time, the server's RSS after the
-first page, then the latency of a page sorted by score, of one episode, of a text search over
-every conversation, and the RSS after all that. Targets: warm time-to-first-page < 1 s and
-memory that does not grow with the episode file (the records are read only when shown).
+and, interleaved so that a busy machine weighs on them alike, `--warm` times each of:
+
+  view     warm, started with only the `view` subcommand's parser (what the command costs
+           when the CLI imports just the command it runs: evaluator/cli/__init__.py)
+  rebuild  warm index, the saved table removed: the table is built and every benchmark
+           imported for its rules (every warm start before the table was saved)
+
+It reports, per start: seconds from process start to the first page received as a browser
+asks for it (the page, its script, /api/runs, then the first /api/list page), the viewer
+process's CPU seconds by then (user + system: its own work, which a busy machine stretches
+less than the wall time), the server's RSS after it, then the latency of a page sorted by score, of one episode, of a text search
+over every conversation, and the RSS after all that; then the medians of the warm kinds with
+their ratios (wall and CPU), measured side by side. A second table breaks each first page down (the viewer
+prints its steps' wall-clock times with AGENTSWEEP_VIEW_TIMINGS=1):
+
+  cli       process start to the view command: the interpreter, `evaluator.cli` and the
+            parser of the subcommands
+  imports   the viewer's modules (aiohttp, numpy, msgspec)
+  index     loading the saved index (cold: indexing the files)
+  table     the episode table: loaded from its saved copy, or built (and the benchmarks'
+            rules taken from the registry, which imports every benchmark)
+  listen    the web app and its socket
+  page      the browser's requests until the first list page is in
+
+Targets: warm time-to-first-page < 1 s at 100,000 episodes, and memory that does not grow
+with the episode file (the records are read only when shown).
 """
 
 from __future__ import annotations
@@ -22,6 +44,7 @@ import argparse
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,20 +115,60 @@ def _get(url: str) -> tuple[float, bytes]:
     return time.perf_counter() - t0, body
 
 
-def measure(run: Path) -> dict[str, float]:
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+STEPS = ("cli", "imports", "index", "table", "listen", "page")
+
+
+def _breakdown(err: str, start: float, page_at: float) -> dict[str, float]:
+    """The first page's steps from the viewer's timings line (wall-clock marks)."""
+    m = re.search(r"^timings: (.*)$", err, re.MULTILINE)
+    if not m:
+        return {}
+    marks = {k: float(v) for k, v in (x.split("=") for x in m.group(1).split())}
+    opened = marks["opened"] - marks["imports"]
+    index = marks.get("index_s", 0.0)
+    return {"cli": marks["command"] - start, "imports": marks["imports"] - marks["command"],
+            "index": index, "table": opened - index,
+            "listen": marks["listen"] - marks["opened"], "page": page_at - marks["listen"]}
+
+
+VIEW_ONLY = """import sys
+from evaluator.cli import OneLineParser
+from evaluator.cli import view
+parser = OneLineParser(prog="agentsweep")
+view.register(parser.add_subparsers(dest="command"))
+args = parser.parse_args(["view", sys.argv[1]])
+sys.exit(args.func(args))
+"""
+
+
+def measure(run: Path, kind: str = "warm") -> dict[str, float]:
+    """One start of the viewer (`kind`: cold, warm, view, rebuild; module doc)."""
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               AGENTSWEEP_VIEW_TIMINGS="1")
+    if kind == "cold":
+        shutil.rmtree(run / ".view", ignore_errors=True)
+    elif kind == "rebuild":
+        (run / ".view" / "table.npz").unlink(missing_ok=True)
+    cmd = ([sys.executable, "-c", VIEW_ONLY, str(run)] if kind == "view"
+           else [sys.executable, "-m", "evaluator.cli", "view", str(run)])
+    wall0 = time.time()
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "evaluator.cli", "view", str(run)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env)
     try:
         line = proc.stdout.readline() if proc.stdout else ""
         m = re.search(r"http://\S+/", line)
         if not m:
             raise RuntimeError(f"no URL from the viewer: {line!r} {proc.communicate()}")
         base = m.group(0)
-        _get(base + "api/list?page=0&per=50")
+        for path in ("", "app.js", "api/runs", "api/list?page=0&per=50"):  # as a browser
+            _get(base + path)
         first = time.perf_counter() - t0
-        rss_first = psutil.Process(proc.pid).memory_info().rss
+        page_at = wall0 + first
+        server = psutil.Process(proc.pid)
+        rss_first = server.memory_info().rss
+        cpu = server.cpu_times()
+        cpu_first = cpu.user + cpu.system  # the viewer's own work, whatever else runs
         sort_s, _ = _get(base + "api/list?sort=score&desc=1&page=3")
         ep_s, _ = _get(base + "api/episode?key=travelbench%2Fsingle_turn%2Ftask-000000%233")
         search_s, body = _get(base + "api/list?q=EPISODE%2012345%3A")  # case-insensitive
@@ -115,20 +178,26 @@ def measure(run: Path) -> dict[str, float]:
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     opened = re.search(r"opened in ([\d.]+)s", err)
-    return {"first_page_s": first, "opened_s": float(opened.group(1)) if opened else float("nan"),
+    return {"first_page_s": first, "cpu_s": cpu_first,
+            "opened_s": float(opened.group(1)) if opened else float("nan"),
             "rss_first_mb": rss_first / 2**20, "sort_s": sort_s, "episode_s": ep_s,
-            "search_s": search_s, "hits": hits, "rss_after_mb": rss_after / 2**20}
+            "search_s": search_s, "hits": hits, "rss_after_mb": rss_after / 2**20,
+            "steps": _breakdown(err, wall0, page_at)}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,100000")
+    ap.add_argument("--warm", type=int, default=3, help="warm starts per size (3)")
     ap.add_argument("--dir", type=Path, default=None, help="where to write the runs (a temp dir)")
     args = ap.parse_args(argv)
     root = args.dir or Path(tempfile.mkdtemp(prefix="viewer-perf-"))
-    print(f"{'episodes':>9} {'file MB':>8} {'start':>5} {'first page s':>12} {'opened s':>9} "
+    print(f"{'episodes':>9} {'file MB':>8} {'start':>5} {'first page s':>12} {'cpu s':>6} "
+          f"{'opened s':>9} "
           f"{'RSS MB':>7} {'sort s':>7} {'episode s':>9} {'search s (hits)':>15} "
           f"{'RSS after MB':>12}")
+    breakdown: list[tuple[int, str, dict[str, float]]] = []
+    summary: list[tuple[int, dict[str, float], dict[str, float]]] = []
     try:
         for n in (int(s) for s in args.sizes.split(",")):
             run = root / f"run-{n}"
@@ -136,16 +205,34 @@ def main(argv: list[str] | None = None) -> int:
                 shutil.rmtree(run)
             write_s, size = write_run(run, n)
             print(f"# wrote {n} episodes ({size / 2**20:.0f} MiB) in {write_s:.1f}s", flush=True)
-            for start in ("cold", "warm"):
-                r = measure(run)
+            firsts: dict[str, list[float]] = {}
+            cpus: dict[str, list[float]] = {}
+            for start in ("cold", *["warm", "view", "rebuild"] * args.warm):
+                r = measure(run, start)
+                firsts.setdefault(start, []).append(r["first_page_s"])
+                cpus.setdefault(start, []).append(r["cpu_s"])
                 print(f"{n:>9} {size / 2**20:>8.0f} {start:>5} {r['first_page_s']:>12.2f} "
-                      f"{r['opened_s']:>9.2f} {r['rss_first_mb']:>7.0f} {r['sort_s']:>7.3f} "
+                      f"{r['cpu_s']:>6.2f} {r['opened_s']:>9.2f} {r['rss_first_mb']:>7.0f} {r['sort_s']:>7.3f} "
                       f"{r['episode_s']:>9.3f} {r['search_s']:>11.2f} ({r['hits']}) "
                       f"{r['rss_after_mb']:>12.0f}",
                       flush=True)
+                breakdown.append((n, start, {**r["steps"], "total": r["first_page_s"]}))
+            med = {k: statistics.median(v) for k, v in firsts.items()}
+            summary.append((n, med, {k: statistics.median(v) for k, v in cpus.items()}))
     finally:
         if args.dir is None:
             shutil.rmtree(root, ignore_errors=True)
+    print("\nmedian first page (side by side)      warm   view  rebuild  rebuild/warm  "
+          "warm/view")
+    for n, med, cpu in summary:
+        for what, m in (("wall s", med), ("viewer CPU s", cpu)):
+            print(f"{n:>9} {what:>25} {m['warm']:>6.2f} {m['view']:>6.2f} {m['rebuild']:>8.2f} "
+                  f"{m['rebuild'] / m['warm']:>13.2f}x {m['warm'] / m['view']:>9.2f}x")
+    print("\nwhere the first page's seconds go (module doc):")
+    print(f"{'episodes':>9} {'start':>5} " + " ".join(f"{k:>8}" for k in (*STEPS, "total")))
+    for n, start, steps in breakdown:
+        print(f"{n:>9} {start:>5} " + " ".join(
+            f"{steps[k]:>8.3f}" if k in steps else f"{'-':>8}" for k in (*STEPS, "total")))
     return 0
 
 

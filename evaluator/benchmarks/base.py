@@ -17,7 +17,11 @@ The pieces, in the order an episode meets them:
   score, as the benchmark's paper aggregates them;
 - `report`: the benchmark's own report section (`ReportSection`);
 - `profiles`, `config_aliases`, `prompts`: its settings profiles, old config keys it still
-  accepts, and its prompt roles (for prompt sets).
+  accepts, and its prompt roles (for prompt sets);
+- `options`: its own settings, the run config's `[options]` table (a msgspec Struct type whose
+  defaults are the project's behaviour; its `paper` profile sets the reference's), handed to
+  its protocols (`ProtocolSettings.options`), judges (`JudgeInput.options`) and scoring
+  (`ScoreContext.options`) as one Struct.
 """
 
 from __future__ import annotations
@@ -100,6 +104,7 @@ class JudgeInput:
     client: Any = None
     model: str = ""
     audited: Judgement | None = None
+    options: Any = None
 
 
 class Unjudgeable(Exception):
@@ -112,6 +117,8 @@ class JudgeSpec:
 
     kind: `Judgement.kind` (part of the judgement key; never rename it).
     version: (settings, prompt set) -> `Judgement.prompt_version` (part of the key).
+    options_version: (settings, prompt set, the benchmark's options) -> the same, for a judge
+        whose verdicts depend on the benchmark's `[options]`; used instead of `version`.
     run: judges one episode (async; for `rule` checks it may be plain) -> the Judgement; judge
         failures become a Judgement with `error`, infrastructure errors propagate.
     prompt_files: the built-in prompt files it uses, relative to the benchmark's package.
@@ -120,6 +127,9 @@ class JudgeSpec:
         judged audited judgement is always audited again).
     view_weighted: the viewer shows score x its audit's score x (1 - tool errors / calls).
     pass_threshold: the viewer's pass line for this kind (None = the run's success threshold).
+    options_version: (settings, prompt set, the benchmark's options) -> the prompt version,
+        for a judge whose prompt or reading depends on the benchmark's options; replaces
+        `version` where given (`key_version`).
     """
 
     kind: str
@@ -130,6 +140,14 @@ class JudgeSpec:
     audits: str = ""
     view_weighted: bool = False
     pass_threshold: float | None = None
+    options_version: Callable[[JudgeSettings, PromptSet | None, Any], str] | None = None
+
+    def key_version(self, settings: JudgeSettings, prompts: PromptSet | None,
+                    options: Any = None) -> str:
+        """The prompt version of this kind's judgements (part of their key)."""
+        if self.options_version is not None:
+            return self.options_version(settings, prompts, options)
+        return self.version(settings, prompts)
 
 
 class JudgementLookup(Protocol):
@@ -144,6 +162,7 @@ class JudgementLookup(Protocol):
 class ScoreContext:
     settings: JudgeSettings
     prompts: PromptSet | None = None
+    options: Any = None  # the benchmark's options Struct (Benchmark.read_options)
 
 
 # ------------------------------------------------------------------ report
@@ -169,6 +188,20 @@ class ReportSection:
     plots: Callable[[list[tuple[str, Any]]], list[str]] = lambda runs: []
     judge_lines: Callable[[Any], list[str]] = lambda summary: []
     episodes: bool = False
+
+
+class BenchmarkOptions:
+    """A run config's `[options]` table, read once per benchmark into its options Struct
+    (`Benchmark.read_options`): what judge pools and scoring hand each record's benchmark."""
+
+    def __init__(self, table: Mapping[str, Any] | None) -> None:
+        self.table = dict(table or {})
+        self._read: dict[str, Any] = {}
+
+    def of(self, bench: Benchmark) -> Any:
+        if bench.name not in self._read:
+            self._read[bench.name] = bench.read_options(self.table)
+        return self._read[bench.name]
 
 
 # ------------------------------------------------------------------ domains
@@ -228,10 +261,25 @@ class Benchmark:
     prompts: the roles of the benchmark's prompt sets (None: no prompt sets).
     prompt_importer: `agentsweep prompts import` for the benchmark's released prompts:
         (checkout, out dir or None, set name, force) -> (out dir, manifest).
+    prompt_source: a file every checkout of the benchmark's reference has (relative path):
+        `prompts import` without `--bench` picks the benchmark whose file the checkout has.
     domains: what `--domain` means (None: the benchmark has no domains; the flag is refused).
     data_commands: adds the benchmark's own data actions, `agentsweep data <name> ACTION`
         (e.g. generating a task set), to the argparse sub-parsers action it is given; each
         action's parser sets `func` ((args) -> exit code).
+    reruns: (run directory, the benchmark's options) -> unit keys whose last record the run
+        plays again on `--resume` (a benchmark whose reference reruns a trial after a failure
+        its judge finds; None: never).
+    options: the type of its `[options]` table (a msgspec Struct with
+        `forbid_unknown_fields=True`, every field defaulted and documented in its docstring as
+        `name: what it does`); None = the benchmark takes no options. The defaults are what a
+        run gets without a profile (old run directories too); profiles set other values
+        (`options.NAME` keys), and a run that differs from its profile lists each as a
+        deviation.
+    deviations: (the run config) -> deviations its options alone do not show, as
+        {key: {"profile", "used", "note"}} (e.g. a table the paper needs, run without).
+    run_flags: extra `agentsweep run` flags: flag -> (dotted config key, help), e.g.
+        {"--poi-table": ("options.poi_table", "...")}.
     """
 
     name: str
@@ -250,9 +298,14 @@ class Benchmark:
     config_aliases: Mapping[str, str] = field(default_factory=dict)
     prompts: PromptRoles | None = None
     prompt_importer: Callable[..., tuple[Path, dict[str, Any]]] | None = None
+    prompt_source: str = ""
     data_commands: Callable[[Any], None] | None = None
     description: str = ""
     domains: DomainsFn | None = None
+    options: type | None = None
+    reruns: Callable[[Path, Any], set[str]] | None = None
+    deviations: Callable[[Any], dict[str, dict[str, Any]]] | None = None
+    run_flags: Mapping[str, tuple[str, str]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.name != self.data.benchmark:
@@ -264,6 +317,22 @@ class Benchmark:
             if spec.audits and spec.audits not in self.judges:
                 raise ValueError(f"benchmark {self.name!r}: judge {kind!r} audits unknown "
                                  f"kind {spec.audits!r}")
+
+    def read_options(self, table: Mapping[str, Any] | None) -> Any:
+        """The benchmark's options Struct from a run config's `[options]` table (None or {}:
+        the defaults; None when the benchmark has no options). Raises BenchmarkError naming
+        the field for a value its type refuses."""
+        if self.options is None:
+            if table:
+                raise BenchmarkError(f"options: {self.title} takes no options, got "
+                                     f"{', '.join(sorted(table))}")
+            return None
+        import msgspec
+
+        try:
+            return msgspec.convert(dict(table or {}), self.options, strict=True)
+        except msgspec.ValidationError as exc:
+            raise BenchmarkError(f"options of {self.title}: {exc}") from None
 
     @property
     def subsets(self) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """An environment factory over `cache_store`'s cached tool sandbox, for benchmarks whose tools
 answer from a recorded cache with an LLM simulating the misses (TravelBench, GroupTravelBench).
 
-The benchmark gives its argument validator (built per run, e.g. from a table next to the data)
-and its error texts; this module opens one `cache_store.sandbox.Sandbox` per process, shared by
+The benchmark gives its argument validator (built per run, e.g. from a table next to the data),
+its error texts and its reference's way with calls (`SandboxStyle`: both fixed, or built per
+run from the run's options and prompt set); this module opens one `cache_store.sandbox.Sandbox` per process, shared by
 every episode (it holds no per-episode state), with the run's `[sandbox]` settings. A
 release-layout tool cache found next to the data (`TaskSet.cache_dir`) is imported once into
 `$AGENTSWEEP_HOME/stores/`; without any store, simulated answers go to RUN_DIR/simulated.
@@ -20,12 +21,15 @@ import msgspec
 
 from bench_data.types import Task
 from cache_store.sandbox import Sandbox, SandboxSettings, open_sandbox
-from cache_store.types import SandboxTexts, Validator
+from cache_store.types import SandboxStyle, SandboxTexts, Validator
 
 from .base import BenchmarkError, Environment, EnvironmentRequest
 
 ValidatorFactory = Callable[[EnvironmentRequest], tuple[Validator | None, dict[str, Any]]]
 """request -> (the validator, its description for the manifest); raises BenchmarkError."""
+TextsFactory = Callable[[EnvironmentRequest], SandboxTexts]
+StyleFactory = Callable[[EnvironmentRequest], SandboxStyle]
+"""request -> the run's texts / style (e.g. from its prompt set and options); BenchmarkError."""
 
 
 def sandbox_settings(config: Any, run_dir: Path, cache_dir: Path | None) -> SandboxSettings:
@@ -112,11 +116,20 @@ class CachedSandbox:
     """EnvironmentFactory of the cached tool sandbox (see the module doc)."""
 
     validator: ValidatorFactory = _no_validator
-    texts: SandboxTexts = field(default_factory=SandboxTexts)
+    texts: SandboxTexts | TextsFactory = field(default_factory=SandboxTexts)
+    style: SandboxStyle | StyleFactory = field(default_factory=SandboxStyle)
+
+    def run_texts(self, request: EnvironmentRequest) -> SandboxTexts:
+        return self.texts if isinstance(self.texts, SandboxTexts) else self.texts(request)
+
+    def run_style(self, request: EnvironmentRequest) -> SandboxStyle:
+        return self.style if isinstance(self.style, SandboxStyle) else self.style(request)
 
     def check(self, request: EnvironmentRequest) -> None:
         check_sandbox_settings(request.config.sandbox)
         self.validator(request)  # builds (and caches) what it needs, or fails now
+        self.run_texts(request)
+        self.run_style(request)
 
     async def open(self, request: EnvironmentRequest, simulator: Any,
                    simulator_model: str) -> Environment:
@@ -126,5 +139,6 @@ class CachedSandbox:
         sandbox = await open_sandbox(settings, tool_schemas=ts.tool_schemas,
                                      simulator_client=simulator, simulator_model=simulator_model,
                                      prompts=request.prompts, validator=validator,
-                                     validator_info=info, texts=self.texts)
+                                     validator_info=info, texts=self.run_texts(request),
+                                     style=self.run_style(request))
         return SharedSandbox(sandbox, settings.store)

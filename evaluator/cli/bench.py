@@ -108,6 +108,8 @@ def bench_command(args: argparse.Namespace) -> int:
     b = bench.analyse(run_dir, full_episodes=total, block_size=args.block_size)
     path = bench.write(run_dir, b)
     print(bench.render(b))
+    for line in bench_warnings(b, _concurrency(run_dir)):
+        print(line, file=sys.stderr)
     print(f"json: {path}")
     if not args.no_report:
         from evaluator.report import build_report, load_run, write_report
@@ -115,6 +117,41 @@ def bench_command(args: argparse.Namespace) -> int:
         report = build_report([load_run(run_dir)], n_boot=200)
         print(f"html: {write_report(report, run_dir)['html']}")
     return code
+
+
+def _concurrency(run_dir: Path) -> int | None:
+    """The episodes the bench let run at once (its resolved config)."""
+    from evaluator.run.manifest import read_manifest
+
+    try:
+        resolved = read_manifest(run_dir).resolved_config
+    except Exception:  # noqa: BLE001 - a warning's input: without it, no warning
+        return None
+    value = resolved.get("concurrency") if isinstance(resolved, dict) else None
+    return value if isinstance(value, int) else None
+
+
+def bench_warnings(b: dict[str, Any], concurrency: int | None) -> list[str]:
+    """What makes the bench's figures read wrong: every episode started at once, cached
+    tokens that the servers do not count, judging left out of the estimate."""
+    out = []
+    n = b.get("episodes") or 0
+    if concurrency is not None and n and concurrency >= n:
+        out.append(f"warning: concurrency {concurrency} >= the bench's {n} episodes: every "
+                   "episode started at once, so the rates measure one burst and its ramp-down, "
+                   "not a sweep's steady state; give the bench more episodes than --concurrency "
+                   "(--limit, --trials) or a lower --concurrency")
+    for name, d in (b.get("roles") or {}).items():
+        measured, ideal = d.get("request_hit_rate"), d.get("ideal_hit_rate")
+        if measured == 0 and ideal:
+            out.append(f"warning: {name}: no cached prompt tokens counted (\"of ideal\" 0.0%): "
+                       "the server does not report them; start vLLM with "
+                       "--enable-prompt-tokens-details (and --enable-prefix-caching) to count "
+                       "them (the embedded engine does)")
+    if not any(name.startswith("judge") for name in b.get("roles") or {}):
+        out.append("note: the estimate leaves judging out; bench with --judge to include the "
+                   "judge's time and tokens")
+    return out
 
 
 def _full_from_manifest(run_dir: Path) -> int | None:

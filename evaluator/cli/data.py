@@ -114,6 +114,11 @@ def check_path(target: str, data_dir: Path | None = None) -> tuple[str, list[Loa
     """(what loaded, in words; every issue) for a file, directory or dataset name. Nothing
     at all (an empty or blank file) is a ValueError: it is never good data."""
     path = Path(target)
+    if path.is_file():
+        for fmt in registry.formats():
+            aux = fmt.aux_check(path)
+            if aux is not None:
+                return aux
     if path.is_file() and any(fmt.tool_schemas(path.parent) == path
                               for fmt in registry.formats()):
         tools, issues = check_tool_schemas(path)
@@ -126,7 +131,14 @@ def check_path(target: str, data_dir: Path | None = None) -> tuple[str, list[Loa
     loaded = f"{len(task_set.tasks)} good tasks"
     if task_set.tool_schemas:
         loaded += f", {len(task_set.tool_schemas)} tools"
-    return loaded, task_set.issues
+    issues = list(task_set.issues)
+    fmt = next((f for f in registry.formats() if f.benchmark == task_set.benchmark), None)
+    for directory in sorted({f.parent for f in task_set.files}) if fmt else ():
+        aux = fmt.aux_check(directory)
+        if aux is not None:
+            loaded += f", {aux[0]}"
+            issues.extend(aux[1])
+    return loaded, issues
 
 
 def cmd_check(args: argparse.Namespace) -> int:

@@ -224,7 +224,8 @@ def run_judge(args: argparse.Namespace) -> int:
                     for ep in endpoints
                 ]
                 settings = msgspec.structs.replace(settings, endpoints=endpoints)
-            stats = asyncio.run(_judge(run_dir, settings, tasks, tools, prompts))
+            stats = asyncio.run(_judge(run_dir, settings, tasks, tools, prompts,
+                                       config.options))
     except (Interrupted, KeyboardInterrupt) as exc:
         how = exc.how if isinstance(exc, Interrupted) else "interrupted"
         n = exc.judged if isinstance(exc, Interrupted) else None
@@ -257,7 +258,7 @@ def run_judge(args: argparse.Namespace) -> int:
               "failed with connection errors, timeouts or 5xx answers after "
               f"{settings.infra_attempts} attempt(s); nothing was recorded for them, run "
               f"`agentsweep judge {run_dir}` again once it is up", file=sys.stderr)
-    print(summary_text(run_dir, settings, prompts))
+    print(summary_text(run_dir, settings, prompts, config.options))
     return 0 if stats.infra_failed == 0 else 1
 
 
@@ -303,7 +304,8 @@ def _term_interrupts() -> Iterator[None]:
 
 
 async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
-                 tools: dict[str, list[dict[str, Any]]], prompts: Any = None) -> Any:
+                 tools: dict[str, list[dict[str, Any]]], prompts: Any = None,
+                 options: dict[str, Any] | None = None) -> Any:
     from backends.client import ChatClient
     from backends.fdlimit import connection_budget
     from evaluator.judges.pool import JudgePool
@@ -324,7 +326,7 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
                    for ep in eps]
     try:
         pool = JudgePool(run_dir, settings, client=clients if len(clients) > 1 else clients[0],
-                         tasks=tasks, tool_schemas=tools, prompts=prompts)
+                         tasks=tasks, tool_schemas=tools, prompts=prompts, options=options)
         job = asyncio.ensure_future(pool.judge_run(rerun=settings.rerun))
         signalled: list[str] = []
         loop = asyncio.get_running_loop()
@@ -351,13 +353,14 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
             await c.close()
 
 
-def summary_text(run_dir: Path, settings: Any, prompts: Any = None) -> str:
+def summary_text(run_dir: Path, settings: Any, prompts: Any = None,
+                 options: dict[str, Any] | None = None) -> str:
     """A few lines per benchmark of the run: its report section's judge summary (TravelBench:
     subset and overall scores x100, the pooled number then the per-trial mean ± std)."""
     from evaluator import benchmarks
     from evaluator.scoring import score_run
 
-    scores = score_run(run_dir, settings, prompts)
+    scores = score_run(run_dir, settings, prompts, options)
     lines: list[str] = []
     for name in dict.fromkeys(s.benchmark for s in scores):
         bench = benchmarks.find(name)

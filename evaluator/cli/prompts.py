@@ -1,8 +1,9 @@
 """`agentsweep prompts import | list | show`: prompt sets (docs/prompts.md).
 
 A prompt set belongs to a benchmark (its roles); `--bench` names it, and may be left out when
-only one registered benchmark has prompt sets (or, for `show` and `list`, when the set's
-manifest names its benchmark).
+only one registered benchmark has prompt sets, when the checkout has the layout of one
+benchmark's reference (`import`: `Benchmark.prompt_source`), or (for `show` and `list`) when
+the set's manifest names its benchmark.
 """
 
 from __future__ import annotations
@@ -111,11 +112,36 @@ def _roles_of(set_dir: Path) -> Any:
     return None
 
 
+def _importer_for(source: Path) -> Any:
+    """The benchmark to import `source` for, without `--bench`: the one that recognises the
+    checkout (its `Benchmark.prompt_source` file is there, or its importer's
+    `recognises(checkout)` says so), else the only importer that cannot tell; PromptSetError
+    when that is not one."""
+    importers = [b for b in _with_prompts() if b.prompt_importer is not None]
+    if len(importers) == 1:
+        return importers[0]
+
+    def tells(b: Any) -> bool:
+        return bool(b.prompt_source) or getattr(b.prompt_importer, "recognises", None) is not None
+
+    def knows(b: Any) -> bool:
+        if b.prompt_source:
+            return (source.expanduser() / b.prompt_source).is_file()
+        return bool(b.prompt_importer.recognises(source))
+
+    known = [b for b in importers if tells(b) and knows(b)]
+    unknown = [b for b in importers if not tells(b)]
+    if len(known) == 1 or (not known and len(unknown) == 1):
+        return (known or unknown)[0]
+    raise PromptSetError("name the benchmark with --bench (prompt importers: "
+                         f"{', '.join(b.name for b in importers) or 'none'})")
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     from evaluator.prompt_import import ImportFailed
 
     try:
-        bench = pick_benchmark(args.bench)
+        bench = pick_benchmark(args.bench) if args.bench else _importer_for(args.source)
         if bench.prompt_importer is None:
             raise PromptSetError(f"benchmark {bench.name} has no prompt importer")
         out, manifest = bench.prompt_importer(args.source, args.out, args.name or bench.name,
@@ -203,5 +229,7 @@ def _placeholders(ps: PromptSet, role: str) -> str:
         names = sorted({n for body in ps.simulator_sections.values()
                         for n in _BRACE_FIELD.findall(body)})
         return " ".join("{" + n + "}" for n in names)
+    if role not in ps.templates:
+        return "(data)"
     names = sorted(set(ps.templates[role].get_identifiers()))
     return " ".join("$" + n for n in names)

@@ -12,8 +12,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "report",
         help="summarise scored runs: terminal table + report.md/.html/.json",
         description="Compare one or more run directories side by side (pass@k, pass^k, avg@k "
-        "with bootstrap CIs, rubric dimensions, tool errors, tokens). Files go into the first "
-        "RUN_DIR unless --out is given.",
+        "with bootstrap CIs, rubric dimensions, tool errors, tokens); with two or more, each "
+        "run after the first is compared with the first on their shared tasks (difference, "
+        "paired bootstrap CI, paired permutation p-value). Files go into the first RUN_DIR "
+        "unless --out is given.",
     )
     p.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR")
     p.add_argument("--out", type=Path, default=None, help="directory for the report files")
@@ -24,6 +26,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed (0)")
     p.add_argument("--backend", choices=("auto", "numpy", "torch"), default="auto",
                    help="bootstrap backend: auto = torch on a GPU when present, else numpy")
+    p.add_argument("--permutations", type=int, default=10000,
+                   help="random sign flips of the paired permutation test (10000; up to 16 "
+                   "shared tasks every sign vector is enumerated)")
+    p.add_argument("--no-compare", action="store_true",
+                   help="no paired comparison of the runs with the first")
     p.add_argument("--no-scoring", action="store_true",
                    help="skip evaluator.scoring; read scores straight from judgements.jsonl")
     p.set_defaults(func=run_report)
@@ -41,6 +48,10 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"--bootstrap must be >= 1 (resamples of the confidence intervals), got "
               f"{args.bootstrap}", file=sys.stderr)
         return 2
+    permutations = getattr(args, "permutations", 10000)  # `run --report` passes its own args
+    if permutations < 1:
+        print(f"--permutations must be >= 1, got {permutations}", file=sys.stderr)
+        return 2
     if args.out is not None:
         from evaluator.config_check import check_output_dir
 
@@ -55,7 +66,8 @@ def run_report(args: argparse.Namespace) -> int:
     except (ReportInputError, ResultsCorrupt) as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1
-    report = build_report(runs, n_boot=args.bootstrap, seed=args.seed, backend=args.backend)
+    report = build_report(runs, n_boot=args.bootstrap, seed=args.seed, backend=args.backend,
+                          compare=not getattr(args, "no_compare", False), n_perm=permutations)
     try:
         paths = write_report(report, args.out or args.run_dirs[0])
     except OSError as exc:

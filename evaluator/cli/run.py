@@ -26,7 +26,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                    "skipped; its config.toml and first overrides are reused")
     add_run_arguments(p)
     p.add_argument("--judge", action="store_true",
-                   help="judge episodes as they finish (overlaps rollouts)")
+                   help="judge episodes as they finish (overlaps rollouts), and first every "
+                   "episode already recorded that lacks a judgement (with --resume)")
     p.add_argument("--report", action="store_true", help="write the report at the end")
     p.add_argument("--check", action="store_true",
                    help="validate the config, flags, data, prompts, protocol and tool sandbox "
@@ -79,6 +80,26 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "(engine.replicas)")
     p.add_argument("--gpus-per-replica", type=int, metavar="G",
                    help="GPUs of each replica of the embedded engine (engine.gpus_per_replica)")
+    for flag, (key, help_text) in benchmark_flags().items():
+        p.add_argument(flag, dest=_dest(flag), metavar=key.rsplit(".", 1)[-1].upper(),
+                       help=f"{help_text} ({key})")
+
+
+def benchmark_flags() -> dict[str, tuple[str, str]]:
+    """The registered benchmarks' own run flags (`Benchmark.run_flags`): flag -> (key, help);
+    none when the registry cannot load (the other flags still work)."""
+    from evaluator import benchmarks
+    from evaluator.benchmarks.base import BenchmarkError
+
+    try:
+        found = benchmarks.all_benchmarks()
+    except BenchmarkError:
+        return {}
+    return {flag: spec for bench in found for flag, spec in bench.run_flags.items()}
+
+
+def _dest(flag: str) -> str:
+    return "bench_flag_" + flag.lstrip("-").replace("-", "_")
 
 
 def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
@@ -100,6 +121,10 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
             if isinstance(value, str) and not value.strip():
                 raise ConfigError(f"{flag} ({key}): a value is needed, got {value!r} (an unset "
                                   "shell variable?)")
+            out.append((key, value, flag))
+    for flag, (key, _) in benchmark_flags().items():
+        value = getattr(args, _dest(flag), None)
+        if value is not None:
             out.append((key, value, flag))
     if getattr(args, "plugin", None):
         out.append(("plugins", list(args.plugin), "--plugin"))

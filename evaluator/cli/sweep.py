@@ -28,7 +28,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("sweep", nargs="?", default=None, help="sweep file (TOML)")
     p.add_argument("--resume", metavar="SWEEP_DIR",
-                   help="continue a sweep: finished cells and units are skipped")
+                   help="continue a sweep: finished cells and units are skipped, and episodes "
+                   "recorded without their judgements are judged (with judge = true)")
+    p.add_argument("--out", metavar="DIR",
+                   help="directory that holds sweep directories: the sweep goes to DIR/<name>/ "
+                   "(replaces the sweep file's `out`; not with --resume)")
     p.add_argument("--ray", metavar="ADDRESS",
                    help="run the cells on a Ray cluster: 'auto' (the cluster `ray start` "
                    "made on this node), an address (ray://host:10001, host:6379), or 'local' "
@@ -79,7 +83,7 @@ def sweep_command(args: argparse.Namespace) -> int:
             print(render_markdown(grid))
             print(f"grid: {paths['md']}")
             return 0
-        sweep, cells = prepare(args.sweep, args.resume)
+        sweep, cells = prepare(args.sweep, args.resume, args.out)
         if args.ray:
             from evaluator.sweep.ray_exec import RaySettings, run_on_ray
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import msgspec
 from backends.errors import InfrastructureError
 from backends.fdlimit import is_fd_exhaustion
 from bench_data.types import Task
+from evaluator.benchmarks.base import BenchmarkOptions
 from evaluator.records import EpisodeRecord, Judgement
 from evaluator.run.results import (
     EPISODES_FILE,
@@ -115,11 +116,14 @@ class JudgePool:
         tasks: dict[str, Task] | None = None,
         tool_schemas: dict[str, list[dict[str, Any]]] | None = None,
         prompts: Any = None,
+        options: Mapping[str, Any] | None = None,
     ) -> None:
         """client: one judge client, or one per endpoint (used round-robin).
         tasks: Task.key -> Task (judges that need the task fall back to the record or skip).
         tool_schemas: benchmark -> the OpenAI tool list the agent had (shown to judges).
-        prompts: the run's `evaluator.prompt_sets.PromptSet` (None = the built-in prompts)."""
+        prompts: the run's `evaluator.prompt_sets.PromptSet` (None = the built-in prompts).
+        options: the run config's `[options]` table (None = each benchmark's defaults), read
+        by each record's benchmark (`Benchmark.read_options`) into `JudgeInput.options`."""
         self.run_dir = Path(run_dir)
         self.settings = settings
         self.clients = [client] if not isinstance(client, Sequence) else list(client)
@@ -129,6 +133,7 @@ class JudgePool:
         self.tasks = tasks or {}
         self.tool_schemas = tool_schemas or {}
         self.prompts = prompts
+        self.options = BenchmarkOptions(options)
         self.stats = PoolStats()
         self.model = settings.judge_model
         self._done: set[JudgementKey] = set()
@@ -183,6 +188,25 @@ class JudgePool:
         self._writer = None
         if self._crash is not None:
             raise RuntimeError(f"a judge worker failed: {self._crash!r}") from self._crash
+
+    async def drain(self, stop: asyncio.Event) -> bool:
+        """`close()`, unless `stop` is set before everything submitted is judged: then
+        `abort()`. True when everything submitted was judged and written."""
+        if self._writer is None:
+            return True
+        joined = asyncio.ensure_future(self._queue.join())
+        stopped = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait({joined, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            finished = joined.done()
+        finally:
+            stopped.cancel()
+            joined.cancel()
+        if not finished:
+            await self.abort()
+            return False
+        await self.close()
+        return True
 
     async def abort(self) -> None:
         """Stop at once: cancel the workers (judgements in flight are dropped, so a later run
@@ -281,14 +305,16 @@ class JudgePool:
         for kind in kinds:
             spec = bench.judges[kind]
             inp = JudgeInput(record=record, task=task, thash=thash, settings=self.settings,
-                             prompts=self.prompts, tools=self.tool_schemas.get(record.benchmark))
+                             prompts=self.prompts, tools=self.tool_schemas.get(record.benchmark),
+                             options=self.options.of(bench))
+            version = spec.key_version(self.settings, self.prompts, inp.options)
             if spec.rule:
-                key = (thash, RULE_JUDGE_MODEL, spec.version(self.settings, self.prompts), kind)
+                key = (thash, RULE_JUDGE_MODEL, version, kind)
                 if not self._skip(key):  # no await before the write: cannot race
                     out = spec.run(inp)
                     self._write(await out if inspect.isawaitable(out) else out)
                 continue
-            key = (thash, self.model, spec.version(self.settings, self.prompts), kind)
+            key = (thash, self.model, version, kind)
             if spec.audits:
                 inp.audited = done.get(spec.audits)
                 if inp.audited is None or inp.audited.score is None:

@@ -51,7 +51,7 @@ from .transcript import conversation_turns, render_conversation, trajectory_hash
 
 SLIDING_WINDOW_KIND = "sliding_window"
 PROMPT_FILE = Path(__file__).with_name("prompts") / "sliding_window.txt"
-_PROMPT_VERSION = "sliding-window-v2"
+_PROMPT_VERSION = "sliding-window-v3"
 
 
 def prompt_version(w: int, delta: int, final_state: bool = False, rubric_set: str = "") -> str:
@@ -68,6 +68,15 @@ def settings_version(settings: JudgeSettings) -> str:
 
 
 FINAL_STATE_HEADING = "Final state after the conversation"
+CHANGE_RULES = {
+    "overturns": ("This includes cancelling an order that met the rubric, even when the user "
+                  "asked for the cancellation."),
+    "keeps": ("But when the user's own needs changed (for example the user cancels an order "
+              "after it was placed), that is a change of need, not a mistake: a rubric met "
+              "before stays met."),
+}
+"""What the judge is told about a user who deliberately changes a need (`$change_rule`):
+"overturns" (the project's rule) or "keeps" (the VitaBench reference's)."""
 
 
 @cache
@@ -182,15 +191,19 @@ def _final_state_block(final_state: str | None) -> str:
 
 
 def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings,
-                        final_state: str | None = None) -> str:
-    """One window's prompt; `final_state` is shown only when the settings ask for it."""
+                        final_state: str | None = None, template: Template | None = None,
+                        change_rule: str = "overturns") -> str:
+    """One window's prompt; `final_state` is shown only when the settings ask for it.
+    `template`: the prompt set's (default: the built-in file); `change_rule`: a key of
+    CHANGE_RULES."""
     rubrics = "\n".join(f"- {k}: {text}" for k, text in req.rubrics.items())
     status = json.dumps(
         [{"rubric_key": k, "satisfied": req.state.satisfied[k],
           "justification": req.state.notes[k]} for k in req.rubrics],
         ensure_ascii=False, indent=1)
     shown = (final_state or "(none supplied)") if settings.window_final_state else None
-    return Template(_prompt()).safe_substitute(
+    return (template or Template(_prompt())).safe_substitute(
+        change_rule=CHANGE_RULES[change_rule],
         window_turns=settings.window_turns,
         window_overlap=settings.window_overlap,
         window_index=req.index,
@@ -208,14 +221,17 @@ def build_window_prompt(req: WindowRequest, task: Task, settings: JudgeSettings,
 
 def llm_window_judge(
     task: Task, client: JudgeClient, model: str, settings: JudgeSettings,
-    final_state: str | None = None,
+    final_state: str | None = None, template: Template | None = None,
+    change_rule: str = "overturns",
 ) -> WindowJudge:
     """`final_state`: the benchmark's text of the episode's final state (shown when
-    `settings.window_final_state`; an empty state should be a text that says so)."""
+    `settings.window_final_state`; an empty state should be a text that says so);
+    `template`, `change_rule`: as `build_window_prompt` takes them."""
     async def judge(req: WindowRequest) -> tuple[dict[str, WindowItem], int, str]:
         keys = list(req.rubrics)
+        prompt = build_window_prompt(req, task, settings, final_state, template, change_rule)
         return await call_judge(
-            client, model, build_window_prompt(req, task, settings, final_state),
+            client, model, prompt,
             schema_name="rubric_window", schema=window_schema(keys),
             parse=lambda text: parse_window(text, keys), settings=settings,
         )

@@ -63,6 +63,7 @@ class ProtocolSettings:
     stop_at_abstain_tag: bool = False   # end an abstention episode at the first tagged reply
     retry_empty_replies: bool = False   # retry an empty reply once instead of keeping it
     prompts: PromptSet | None = None    # the run's prompt set; None = the built-in prompts
+    options: Any = None                 # the benchmark's options Struct (Benchmark.read_options)
 
     def __post_init__(self) -> None:
         if self.layout not in LAYOUTS:

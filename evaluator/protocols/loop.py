@@ -33,7 +33,7 @@ from typing import Any
 from backends.errors import HTTPStatusError
 from backends.types import ChatMessage, ChatResponse, ToolCall, Usage
 from cache_store.types import ToolOutcome
-from evaluator.records import EpisodeRecord, ToolCallRecord
+from evaluator.records import EpisodeRecord, ModelCall, ToolCallRecord
 
 from .base import EpisodeContext, RoleClient
 
@@ -75,7 +75,9 @@ class Episode:
     """
 
     __slots__ = (
+        "_t0",
         "_tools",
+        "calls",
         "ctx",
         "extra",
         "final_answer",
@@ -99,6 +101,8 @@ class Episode:
         self.task_time = task_time
         self.step_limit_text = step_limit_text
         self.started_at = time.time()
+        self._t0 = time.perf_counter()
+        self.calls: list[ModelCall] = []  # each model call's timing (the viewer's timeline)
         self.messages: list[ChatMessage] = [
             ChatMessage(role="system", content=system_prompt),
             ChatMessage(role="user", content=first_message),
@@ -128,10 +132,14 @@ class Episode:
             raise
         finally:
             self.timings[role] = self.timings.get(role, 0.0) + time.perf_counter() - t0
+        u = response.usage
+        self.calls.append(ModelCall(role, round(t0 - self._t0, 3),
+                                    round(time.perf_counter() - t0, 3), u.prompt_tokens,
+                                    u.completion_tokens, u.cached_tokens))
         usage = self.usage.get(role)
         if usage is None:
             usage = self.usage[role] = Usage()
-        usage.add(response.usage)
+        usage.add(u)
         return response.message
 
     def count(self, key: str) -> None:
@@ -266,4 +274,5 @@ class Episode:
             started_at=self.started_at,
             finished_at=finished,
             extra=self.extra,
+            calls=self.calls,
         )

@@ -182,9 +182,12 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any],
               overrides: dict[str, Any] | None = None) -> dict[str, str]:
     """`overrides`: judge settings changed after the run (listed with the deviations)."""
     from evaluator.judges.overrides import describe
+    from evaluator.profiles import describe_deviations
 
     info: dict[str, str] = {}
     later = describe(overrides or {})
+    if isinstance(manifest.get("benchmark"), str) and manifest["benchmark"]:
+        info["benchmark"] = manifest["benchmark"]
     for key in ("agentsweep_version", "version", "started_at", "start_time"):
         if key in manifest and isinstance(manifest[key], (str, int, float)):
             info[key] = str(manifest[key])
@@ -193,8 +196,7 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any],
         info["profile"] = profile
         devs = manifest.get("deviations")
         devs = devs if isinstance(devs, dict) else {}
-        lines = [f"{k}={_short(v.get('used'))} ({profile}: {_short(v.get('profile'))})"
-                 for k, v in sorted(devs.items()) if isinstance(v, dict)]
+        lines = describe_deviations(profile, devs)
         info["deviations"] = "; ".join(lines + later) or "none"
     elif manifest:
         info["profile"] = "none (run written before settings profiles)"
@@ -216,6 +218,13 @@ def _run_info(manifest: dict[str, Any], config: dict[str, Any],
             model = table.get("model")
             if isinstance(model, str) and model:
                 info[f"{section}_model"] = model
+    roles = manifest.get("roles")  # the models the role endpoints answered with
+    if isinstance(roles, list):
+        models = [f"{r['role']} {r['model']}" for r in roles if isinstance(r, dict)
+                  and isinstance(r.get("role"), str) and isinstance(r.get("model"), str)
+                  and r["model"]]
+        if models:
+            info["models"] = ", ".join(models)
     return info
 
 
@@ -239,6 +248,14 @@ def _prompt_set(manifest: dict[str, Any]) -> Any:
         return None
 
 
+def _options(manifest: dict[str, Any]) -> dict[str, Any] | None:
+    """The run's `[options]` table (None: a run written before options, or unreadable:
+    each benchmark's defaults)."""
+    resolved = manifest.get("resolved_config")
+    options = resolved.get("options") if isinstance(resolved, dict) else None
+    return options if isinstance(options, dict) else None
+
+
 def _load_plugins(manifest: dict[str, Any]) -> None:
     """The benchmarks the run's config names (`plugins`), so that its records are scored."""
     resolved = manifest.get("resolved_config")
@@ -259,10 +276,6 @@ def _judge_overrides(run_dir: Path) -> dict[str, Any]:
         return read_overrides(run_dir)
     except OverrideError as exc:
         raise ReportInputError(str(exc)) from None
-
-
-def _short(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
 
 
 def _config_threshold(config: dict[str, Any]) -> float | None:
@@ -332,7 +345,7 @@ def load_run(
             scoring = None
         if scoring is not None and hasattr(scoring, "score_run"):
             scores = list(scoring.score_run(run_dir, _judge_settings(config),
-                                            _prompt_set(manifest)))
+                                            _prompt_set(manifest), _options(manifest)))
             source = "evaluator.scoring"
     if scores is None:
         scores = scores_from_judgements(run_dir, episodes, threshold)
@@ -348,14 +361,16 @@ def load_run(
         episodes=episodes,
         success_threshold=threshold,
         score_source=source,
-        info={**_run_info(manifest, config, overrides), **_context_guarded(run_dir)},
+        info={**_run_info(manifest, config, overrides), **_judgement_info(run_dir)},
         throughput=_throughput(run_dir),
     )
 
 
-def _context_guarded(run_dir: Path) -> dict[str, str]:
-    """{"context guard": "K of N model judgements"} when the judges' context guard cut K of
-    the N current model judgements' prompts (the last one per key); {} when it cut none."""
+def _judgement_info(run_dir: Path) -> dict[str, str]:
+    """"judge models": the models of the model judgements (a paired comparison of runs
+    judged by different models says so); "context guard": "K of N model judgements" when
+    the judges' context guard cut K of the N current model judgements' prompts (the last one
+    per key), absent when it cut none."""
     from evaluator.judges.pool import RULE_JUDGE_MODEL, judgement_key, read_judgements
     from evaluator.judges.transcript import CONTEXT_GUARD_NOTE
 
@@ -363,11 +378,15 @@ def _context_guarded(run_dir: Path) -> dict[str, str]:
         return {}
     latest = {judgement_key(j): j for j in read_judgements(run_dir)
               if j.judge_model != RULE_JUDGE_MODEL}
+    out = {}
+    models = sorted({j.judge_model for j in latest.values() if j.judge_model})
+    if models:
+        out["judge models"] = ", ".join(models)
     cut = sum(CONTEXT_GUARD_NOTE in j.reasoning for j in latest.values())
-    if not cut:
-        return {}
-    return {"context guard": f"{cut} of {len(latest)} model judgements cut to fit the judge's "
-                             "context"}
+    if cut:
+        out["context guard"] = (f"{cut} of {len(latest)} model judgements cut to fit the "
+                                "judge's context")
+    return out
 
 
 def _throughput(run_dir: Path) -> dict[str, Any]:

@@ -9,6 +9,13 @@ from __future__ import annotations
 
 import html
 
+from evaluator.report.caveats import coverage_warnings
+from evaluator.report.compare import Comparison
+from evaluator.report.compare_tables import (
+    comparison_plot,
+    comparison_table,
+    comparison_warnings,
+)
 from evaluator.report.summary import RunSummary
 from evaluator.report.svg import LineSeries, bar_chart, line_chart
 from evaluator.report.tables import (
@@ -32,6 +39,8 @@ th{background:#f3f3f3}td{font-variant-numeric:tabular-nums}
 svg.plot{border:1px solid #eee;background:#fff}
 svg .grid{stroke:#eee}svg .tick{font-size:10px;fill:#555}svg .axis{font-size:11px;fill:#333}
 svg .ptitle{font-size:13px;font-weight:600}svg .legend{font-size:11px}
+.warn{border:2px solid #c62828;background:#fdecea;color:#8e1b1b;padding:6px 10px;margin:8px 0;
+font-weight:600}.caveat{border-left:4px solid #a15c00;background:#fff6e5;padding:4px 10px;margin:4px 0}
 """
 
 SCRIPT_HEAD = """window.__errors=[];window.onerror=function(m,s,l){window.__errors.push(String(m)+' @'+l);
@@ -121,7 +130,8 @@ def dim_plots(runs: list[RunSummary], subset: str) -> list[str]:
             series.append((label, [counts.get(lab, 0) / total for lab in labels]))
         title = "instance score" if name == "__score__" else name
         plots.append(bar_chart(f"distribution: {title} — {subset}", labels, series,
-                               y_label="fraction", kind="distribution", value_format="{:.2f}"))
+                               y_label="fraction", kind="distribution", value_format="{:.2f}",
+                               fraction=True))
     return plots
 
 
@@ -145,7 +155,8 @@ def subset_bars(runs: list[RunSummary]) -> list[str]:
         bar_chart("pass@1 per subset", names, pass1(), y_max=1.0, y_label="pass@1",
                   kind="subset-pass1"),
         bar_chart("tool-call error rate per subset", names, values("tool_error_rate"),
-                  y_label="errors / calls", kind="tool-errors", value_format="{:.1%}"),
+                  y_label="errors / calls", kind="tool-errors", value_format="{:.1%}",
+                  fraction=True),
     ]
 
 
@@ -164,13 +175,33 @@ def error_category_plot(runs: list[RunSummary]) -> str:
                                  for c in cats]))
     return bar_chart("tool-call errors by category (per call)", cats, series,
                      y_label="errors / calls", kind="tool-error-categories",
-                     value_format="{:.1%}")
+                     value_format="{:.1%}", fraction=True)
 
 
-def render_html(runs: list[RunSummary], created: str) -> str:
+def warning_html(lines: list[str]) -> list[str]:
+    return [f'<p class="{"warn" if w.startswith("WARNING") else "caveat"}">{esc(w)}</p>'
+            for w in lines]
+
+
+def comparison_html(comparisons: list[Comparison] | tuple) -> list[str]:
+    out: list[str] = []
+    for c in comparisons:
+        out.append(f'<h2 id="paired">{esc(c.run)} vs {esc(c.baseline)}</h2>')
+        out += warning_html([f"WARNING: {w}" for w in comparison_warnings(c)])
+        out.append(html_table(comparison_table(c)))
+        plot = comparison_plot(c)
+        if plot:
+            out += ['<div class="plots">', plot, "</div>"]
+    return out
+
+
+def render_html(runs: list[RunSummary], created: str,
+                comparisons: list[Comparison] | tuple = ()) -> str:
     body = [(f"<h1>agentsweep report</h1><p class=\"note\">{esc(created)} — metric definitions: "
             "docs/metrics.md; — means no task had enough trials.</p>"),
+            *warning_html(coverage_warnings(runs)),
             html_table(run_table(runs)), html_table(summary_table(runs)),
+            *comparison_html(comparisons),
             "<h2>Per subset</h2>", '<div class="plots">', *subset_bars(runs),
             error_category_plot(runs), *benchmark_plots(runs), "</div>"]
     for subset in subset_names(runs):

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import html
 
+from evaluator.report.caveats import coverage_warnings
+from evaluator.report.compare import Comparison
+from evaluator.report.compare_tables import comparison_table, comparison_warnings
 from evaluator.report.summary import RunSummary
 from evaluator.report.tables import (
     Table,
@@ -64,18 +67,34 @@ def settings_lines(runs: list[RunSummary]) -> list[str]:
     return out
 
 
-def render_terminal(runs: list[RunSummary]) -> str:
+def render_terminal(runs: list[RunSummary], comparisons: list[Comparison] | tuple = ()) -> str:
     tables = [summary_table(runs), *benchmark_tables(runs)]
-    text = "\n\n".join(terminal_table(t) for t in tables)
+    loud = coverage_warnings(runs)
+    text = "\n".join(loud) + "\n\n" if loud else ""
+    text += "\n\n".join(terminal_table(t) for t in tables)
     lines = settings_lines(runs)
-    return text + ("\n\n" + "\n".join(lines) if lines else "")
+    text += "\n\n" + "\n".join(lines) if lines else ""
+    for c in comparisons:
+        text += "\n\n" + terminal_table(comparison_table(c), max_col=48)
+        text += "".join(f"\n! {w}" for w in comparison_warnings(c))
+    return text
 
 
-def render_markdown(runs: list[RunSummary], created: str) -> str:
+def warning_lines_md(lines: list[str]) -> list[str]:
+    return [f"> **{md_cell(w)}**" if w.startswith("WARNING") else f"> {md_cell(w)}"
+            for w in lines] + ([""] if lines else [])
+
+
+def render_markdown(runs: list[RunSummary], created: str,
+                    comparisons: list[Comparison] | tuple = ()) -> str:
     parts = [f"# agentsweep report ({md_cell(created)})", "",
              "Metric definitions: see docs/metrics.md. NaN/— means no task had enough trials.", ""]
+    parts += warning_lines_md(coverage_warnings(runs))
     parts.append(markdown_table(run_table(runs)))
     parts.append(markdown_table(summary_table(runs)))
+    for c in comparisons:
+        parts.append(markdown_table(comparison_table(c)))
+        parts += warning_lines_md([f"WARNING: {w}" for w in comparison_warnings(c)])
     for table in detail_tables(runs):
         parts.append(markdown_table(table))
     return "\n".join(parts)

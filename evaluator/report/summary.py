@@ -129,11 +129,16 @@ def _histogram(values: list[float]) -> Histogram:
     return Histogram(labels=labels, counts=[int(c) for c in counts_arr])
 
 
-def _tokens(episodes: list[EpisodeStat]) -> list[TokenSummary]:
+def _tokens(episodes: list[EpisodeStat], more: dict[str, Usage] | None = None
+            ) -> list[TokenSummary]:
+    """Per role (and "all" over them): the episodes' usage, plus `more` (roles that are not
+    in the records: the judge's, from the run's telemetry)."""
     per_role: dict[str, Usage] = defaultdict(Usage)
     for ep in episodes:
         for role, usage in ep.usage.items():
             per_role[role].add(usage)
+    for role, usage in (more or {}).items():
+        per_role[role].add(usage)
     out = []
     total = Usage()
     for role in sorted(per_role):
@@ -162,7 +167,9 @@ def summarize_subset(
     """`aggregate`: how the units' scores are pooled (the benchmark's subset score when the
     units are one subset)."""
     scored = [s for s in scores if s.score is not None]
-    errors = [s for s in scores if s.score is None]
+    # a judge error: a unit without a score, or one whose benchmark scored it but names a
+    # failed judgement besides (GroupTravelBench: the rule metrics count, the LLM judge failed)
+    errors = [s for s in scores if s.score is None or s.judge_error is not None]
     scored_keys = {s.unit.key for s in scores}
     unjudged = [e for e in episodes if e.key not in scored_keys]
 
@@ -267,6 +274,9 @@ def summarize_run(
 
     only = pooled(names[0]) if len(names) == 1 else mean_score  # "all" is that one subset
     subsets = [summarize_subset("all", run.scores, run.episodes, **kw, aggregate=only)]  # type: ignore[arg-type]
+    judge = judge_usage(run.throughput)
+    if judge:  # the judge's tokens are in no episode record: from the telemetry, run-wide
+        subsets[0].tokens = _tokens(run.episodes, judge)
     if len(names) > 1:
         for name in names:
             subsets.append(summarize_subset(name, groups[name], ep_groups[name], **kw,  # type: ignore[arg-type]
@@ -283,6 +293,20 @@ def summarize_run(
         benchmarks=benchmark_summaries(run.scores, run.episodes),
         throughput=run.throughput,
     )
+
+
+def judge_usage(throughput: dict[str, Any]) -> dict[str, Usage]:
+    """The judge roles' token counts of the run's telemetry (judging during `agentsweep run
+    --judge`; `agentsweep judge` afterwards records none)."""
+    roles = (throughput.get("summary") or {}).get("roles") or {}
+    out = {}
+    for name, d in roles.items():
+        if name.startswith("judge") and isinstance(d, dict):
+            p, c = int(d.get("prompt_tokens") or 0), int(d.get("completion_tokens") or 0)
+            if p or c:
+                out[name] = Usage(prompt_tokens=p, completion_tokens=c, total_tokens=p + c,
+                                  cached_tokens=int(d.get("cached_tokens") or 0))
+    return out
 
 
 def benchmark_summaries(scores: list[UnitScore], episodes: list[EpisodeStat] | None = None

@@ -14,7 +14,7 @@ PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e
            "#17becf", "#7f7f7f", "#bcbd22")
 
 W, H = 560, 300
-ML, MR, MT, MB = 52, 16, 30, 58   # margins: left, right, top, bottom
+ML, MR, MT, MB = 60, 16, 30, 58   # margins: left, right, top, bottom (ticks: <= 6 characters)
 
 
 def esc(text: object) -> str:
@@ -44,14 +44,37 @@ def _open(kind: str, title: str) -> list[str]:
 
 
 def nice_top(top: float) -> float:
-    """The smallest 1/2/2.5/5 x 10^e at or above `top` (so that five grid steps read well)."""
+    """The smallest 1/1.5/2/2.5/3/4/5 x 10^e at or above `top` (five grid steps read well,
+    and a maximum just above a round number, 1.05, gets 1.5, not 2)."""
     if top <= 0 or math.isnan(top):
         return 1.0
     exp = math.floor(math.log10(top))
-    for m in (1.0, 2.0, 2.5, 5.0, 10.0):
+    for m in (1.0, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 10.0):
         if m * 10**exp >= top - 1e-12:
             return m * 10**exp
     return 10.0 ** (exp + 1)
+
+
+def fraction_top(values: list[float]) -> float:
+    """The axis top of fractions and rates: `nice_top` of the largest value with a margin,
+    never above 1 when no value is."""
+    top = max(values, default=0.0)
+    nice = nice_top(top * 1.05 if top > 0 else 1.0)
+    return min(nice, 1.0) if top <= 1.0 else nice
+
+
+def tick_text(v: float) -> str:
+    """A tick label of at most about 6 characters: 12k, 1.5M, 0.25, 0.001 (no e-notation,
+    which ran into the axis title)."""
+    a = abs(v)
+    if a < 1e-12:
+        return "0"
+    for div, unit in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= div:
+            return f"{v / div:.3g}{unit}"
+    if a >= 0.001:
+        return f"{v:.3g}"
+    return f"{v:.1e}"
 
 
 def _y_axis(y0: float, y1: float, label: str) -> list[str]:
@@ -61,7 +84,7 @@ def _y_axis(y0: float, y1: float, label: str) -> list[str]:
         y = MT + (H - MT - MB) * (1 - i / 5)
         out.append(f'<line x1="{ML}" y1="{y:.1f}" x2="{W - MR}" y2="{y:.1f}" class="grid"/>')
         out.append(f'<text x="{ML - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
-                   f"{v:.3g}</text>")
+                   f"{tick_text(v)}</text>")
     out.append(f'<text x="14" y="{(MT + H - MB) / 2:.0f}" text-anchor="middle" class="axis" '
                f'transform="rotate(-90 14 {(MT + H - MB) / 2:.0f})">{esc(label)}</text>')
     return out
@@ -92,8 +115,10 @@ def line_chart(
     y_label: str = "",
     y_range: tuple[float, float] = (0.0, 1.0),
     kind: str = "line",
+    hline: float | None = None,
 ) -> str:
-    """Lines (one per series) with optional shaded [low, high] bands."""
+    """Lines (one per series) with optional shaded [low, high] bands; `hline`: a dashed
+    reference line at that y (0 for differences)."""
     xs_all = [x for s in series for x in s.xs]
     x0, x1 = (min(xs_all), max(xs_all)) if xs_all else (0.0, 1.0)
     if x1 == x0:
@@ -109,6 +134,9 @@ def line_chart(
         return MT + ph * (1 - (y - y0) / (y1 - y0))
 
     out = _open(kind, title) + _y_axis(y0, y1, y_label)
+    if hline is not None and y0 <= hline <= y1:
+        out.append(f'<line class="hline" x1="{ML}" y1="{py(hline):.1f}" x2="{W - MR}" '
+                   f'y2="{py(hline):.1f}" stroke="#555" stroke-dasharray="4 3"/>')
     ticks = sorted(set(xs_all))
     step = max(1, len(ticks) // 12)
     for x in ticks[::step]:
@@ -160,10 +188,17 @@ def bar_chart(
     y_max: float | None = None,
     kind: str = "bars",
     value_format: str = "{:.3f}",
+    fraction: bool = False,
 ) -> str:
-    """Grouped bars: one group per category, one bar per series."""
+    """Grouped bars: one group per category, one bar per series. `fraction`: the values are
+    rates or fractions (the axis stops at 1 when they do)."""
     vals = [v for _, vs in series for v in vs if v is not None]
-    top = y_max if y_max is not None else nice_top(max(vals) * 1.05 if vals else 1.0)
+    if y_max is not None:
+        top = y_max
+    elif fraction:
+        top = fraction_top(vals)
+    else:
+        top = nice_top(max(vals) * 1.05 if vals else 1.0)
     pw, ph = W - ML - MR, H - MT - MB
     out = _open(kind, title) + _y_axis(0.0, top, y_label)
     n_cat = max(1, len(categories))

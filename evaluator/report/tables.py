@@ -76,8 +76,11 @@ def summary_table(runs: list[RunSummary]) -> Table:
                 continue
             n = s.max_trials
             trials = str(n) if s.min_trials == n else f"{s.min_trials}-{n}"
+            score = num(s.mean_score)
+            if s.n_scored < s.n_units:  # loud: the headline covers part of the units
+                score += f" ⚠ {s.n_scored}/{s.n_units} scored"
             table.rows.append([
-                name, run.label, str(s.n_units), str(s.n_tasks), trials, num(s.mean_score),
+                name, run.label, str(s.n_units), str(s.n_tasks), trials, score,
                 mean_pm(s.trial_mean, s.std_across_trials),
                 pct(s.success_rate),
                 point_text(_at(s.curves["pass@k"], 1), False),
@@ -195,7 +198,10 @@ def termination_table(runs: list[RunSummary], subset: str = "all") -> Table:
 
 def token_table(runs: list[RunSummary], subset: str = "all") -> Table:
     t = Table(f"Token usage — {subset}",
-              ["run", "role", "prompt", "completion", "cached", "cache hit rate"])
+              ["run", "role", "prompt", "completion", "cached", "cache hit rate"],
+              note="judge: from the run's telemetry, when it judged while running (`agentsweep "
+                   "run --judge`); judgements made afterwards by `agentsweep judge` record no "
+                   "token counts")
     for r in runs:
         s = r.subset(subset)
         for tok in s.tokens if s else []:

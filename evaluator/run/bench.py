@@ -7,7 +7,9 @@ RUN_DIR/bench.json, `render` the terminal table.
 The full sweep's estimate per role: episodes x the role's measured tokens per episode / its
 tokens/s while episodes were still being started (`steady_rates`), plus one mean episode (the
 sweep's own ramp-down; without such a window, when every bench episode started at once, the
-whole run's rate and no ramp-down); the largest is the estimate (`bottleneck`). `by_episode_rate_s` is the
+whole run's rate and no ramp-down); the largest is the estimate (`bottleneck`). A judge
+(`--judge`) is a role like the others: its tokens per episode come from the run's telemetry
+(judge calls are in no episode record), so judging can be the bottleneck. `by_episode_rate_s` is the
 plain episodes / (episodes/min) for comparison.
 
 Ideal prefix hits of one call (per role, tokens, rounded down to whole KV blocks): the previous
@@ -115,6 +117,9 @@ def analyse(run_dir: str | Path, *, full_episodes: int | None = None, block_size
         d["steady_tok_s"] = steady.get(name)
         d["tokens_per_episode"] = per_role_tokens.get(name, 0) / n if n and \
             name in per_role_tokens else None
+        if d["tokens_per_episode"] is None and name in judge_roles and n:
+            d["tokens_per_episode"] = ((d.get("prompt_tokens") or 0)
+                                       + (d.get("completion_tokens") or 0)) / n or None
         d.update({k: hits.get(name, {}).get(k) for k in ("ideal_hit_rate", "of_ideal")})
         if d["request_hit_rate"] is None and name in hits:
             d["request_hit_rate"] = hits[name]["hit_rate"]

@@ -21,29 +21,100 @@ from evaluator.run.roles import AdmittedChat, RoleEndpoint
 
 
 class JudgeHook:
-    """Hands finished records to the JudgePool while rollouts continue."""
+    """Hands finished records to the JudgePool while rollouts continue; at a start, also every
+    recorded episode that still lacks judgements (`evaluator.judges.owed`), however it came to
+    lack them (a run without `--judge`, a signal or a kill while judging, a judge that was down).
+    """
 
     def __init__(self, pool: Any) -> None:
         self.pool = pool
+        self.stopped = False   # judging was stopped before everything submitted was judged
+        self.error = ""        # judging failed (a judge worker's bug): what happened
+        self.closed = False    # finished or aborted: the pool's workers and writer are stopped
+        self.owed: Any = None  # evaluator.judges.owed.Owed, counted by `summary`
         self._pending: set[asyncio.Task[None]] = set()
+        self._stop = asyncio.Event()
+        self._backfill: asyncio.Task[None] | None = None
 
     def submit(self, record: EpisodeRecord) -> None:
         t = asyncio.get_running_loop().create_task(self.pool.submit(record))
         self._pending.add(t)
         t.add_done_callback(self._pending.discard)
 
-    async def finish(self) -> str:
+    def start_backfill(self) -> None:
+        """In the background (rollouts start meanwhile): submit every recorded episode that
+        lacks a judgement, read from the run directory's files. `finish` waits for it."""
+        self._backfill = asyncio.get_running_loop().create_task(self._scan(), name="backfill")
+
+    async def _scan(self) -> None:
+        from evaluator.judges.owed import OwingScan
+        from evaluator.run.results import iter_records
+
+        p = self.pool
+        scan = OwingScan(p.run_dir, p.settings, p.model, p.prompts, p.tasks, p.options)
+        for i, rec in enumerate(iter_records(p.run_dir)):
+            scan.add(rec)
+            if i % 64 == 63:
+                await asyncio.sleep(0)  # a big run's records: the event loop stays responsive
+        owing = scan.result()
+        if owing:
+            print(f"judging {len(owing)} recorded episodes that lack judgements",
+                  file=sys.stderr)
+        for record, _ in owing:
+            self.submit(record)
+
+    def request_stop(self) -> None:
+        """Stop judging (a signal): `finish` writes what is judged and leaves the rest owed."""
+        self._stop.set()
+
+    async def finish(self) -> None:
+        """Judge everything submitted and write it; stopped early by `request_stop`."""
         try:
+            if self._backfill is not None and not self._backfill.done():
+                stopped = asyncio.ensure_future(self._stop.wait())
+                await asyncio.wait({self._backfill, stopped},
+                                   return_when=asyncio.FIRST_COMPLETED)
+                stopped.cancel()
+                if self._stop.is_set():
+                    await self.abort()
+                    return
+            if self._backfill is not None:
+                self._backfill.result()  # its error, if it failed
             await asyncio.gather(*self._pending)
-            await self.pool.close()
+            if not await self.pool.drain(self._stop):
+                self.stopped = True
         except Exception as exc:  # noqa: BLE001 - episodes are safe; judging can be redone
-            return (f"  judging failed: {type(exc).__name__}: {exc}; the episodes are saved, "
-                    "run `agentsweep judge RUN_DIR` to judge them")
-        st = self.pool.stats
-        hint = context_hint(st, self.pool.settings, self.pool.run_dir)
-        return (f"  judged: {st.judged} judgements ({st.judge_errors} judge errors, "
-                f"{st.skipped_done} already judged, {st.infra_failed} left for `agentsweep judge`)"
-                + (f"\n  {hint}" if hint else ""))
+            self.error = f"{type(exc).__name__}: {exc}"
+            await self.pool.abort()
+        self.closed = True
+
+    async def abort(self) -> None:
+        """Stop now: what is judged is written, what is in flight stays owed."""
+        self.stopped = True
+        if self._backfill is not None:
+            self._backfill.cancel()
+            await asyncio.gather(self._backfill, return_exceptions=True)
+        await asyncio.gather(*self._pending, return_exceptions=True)
+        await self.pool.abort()
+        self.closed = True
+
+    def summary(self, run_dir: Path) -> str:
+        """The run summary's judging lines; what is still owed is counted from the files."""
+        from evaluator.judges.owed import count_owed
+
+        p, st = self.pool, self.pool.stats
+        owed = self.owed = count_owed(run_dir, p.settings, p.model, p.prompts, p.tasks,
+                                      p.options)
+        lines = [f"  judged: {st.judged} judgements this session ({st.judge_errors} judge "
+                 f"errors)" + ("" if owed.episodes else "; none owed")]
+        if self.error:
+            lines.append(f"  judging failed: {self.error}; the episodes are saved")
+        if owed.episodes:
+            lines.append(f"  still owed: {owed.judgements} judgements of {owed.episodes} "
+                         f"episodes; `agentsweep run --resume {run_dir} --judge` or "
+                         f"`agentsweep judge {run_dir}` judges them")
+        hint = context_hint(st, p.settings, run_dir)
+        return "\n".join(lines + ([f"  {hint}"] if hint else []))
 
 
 async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoint], res: Any,
@@ -70,6 +141,7 @@ async def start_judging(config: RunConfig, run_dir: Path, endpoints: list[Endpoi
         # judge calls queue behind every episode's requests: rollouts stay depth-first
         clients.append(AdmittedChat(role, klass=NEW, order=sys.maxsize))
     pool = JudgePool(run_dir, config.judge, client=clients, prompts=prompts,
+                     options=config.options,
                      tasks={t.key: t for t in taskset.tasks},
                      tool_schemas={taskset.benchmark: taskset.tool_schemas})
     await pool.start()

@@ -156,12 +156,32 @@ def read_manifest(run_dir: str | Path) -> Manifest:
         raise ValueError(f"{path}: unreadable manifest: {exc}") from None
 
 
+def run_deviations(config: Any, bench: Any, prompt_set: Any) -> dict[str, dict[str, Any]]:
+    """What a run does differently from its profile: the changed profile fields, the
+    benchmark's own (`Benchmark.deviations`), and under the `paper` profile of a benchmark whose
+    reference prompts can be imported, `prompts` when the run's set is not that import
+    (docs/prompts.md)."""
+    from evaluator.config import profile_deviations
+    from evaluator.prompt_sets import prompt_deviation
+
+    devs = profile_deviations(config)
+    extra = getattr(bench, "deviations", None)
+    if extra is not None:
+        devs.update(extra(config))
+    if config.profile == "paper" and getattr(bench, "prompt_importer", None) is not None:
+        prompts = prompt_deviation(prompt_set, bench.name)
+        if prompts is not None:
+            devs["prompts"] = prompts
+    return devs
+
+
 def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[str, Any, str]],
                  manifest: Manifest | None, taskset: Any, roles: list[RoleInfo], n_done: int,
                  environment: Any, prompt_set: dict[str, Any],
-                 domains: dict[str, Any] | None = None) -> None:
-    """A new run: write config.toml and the manifest. A resume: keep config.toml, append this
-    start to the manifest."""
+                 domains: dict[str, Any] | None = None,
+                 deviations: dict[str, dict[str, Any]] | None = None) -> None:
+    """A new run: write config.toml and the manifest (`deviations`: run_deviations). A resume:
+    keep config.toml, append this start to the manifest."""
     from evaluator.config import plain, profile_deviations
 
     if manifest is not None:
@@ -182,7 +202,8 @@ def record_start(run_dir: Path, config: Any, text: str, overrides: list[tuple[st
         data_files=data_files(list(taskset.files)), data_issues=[str(i) for i in taskset.issues],
         roles=roles, resolved_config=plain(config),
         sandbox_store=getattr(environment, "store_path", ""),
-        profile=config.profile, deviations=profile_deviations(config),
+        profile=config.profile,
+        deviations=profile_deviations(config) if deviations is None else deviations,
         sandbox=dict(describe()) if callable(describe) else {}, prompt_set=prompt_set,
         domains=dict(domains or {}),
     )

@@ -10,8 +10,6 @@ up in the registry by the tasks' benchmark.
 from __future__ import annotations
 
 import asyncio
-import importlib
-import inspect
 import re
 import signal
 import sys
@@ -27,6 +25,7 @@ from bench_data.types import Task
 from evaluator.benchmarks.base import Benchmark, BenchmarkError, EnvironmentRequest
 from evaluator.config import ConfigError, RunConfig, load_config
 from evaluator.config_check import check_output_dir
+from evaluator.profiles import settings_summary
 from evaluator.protocols.base import EpisodeContext, ProtocolSettings
 from evaluator.records import EpisodeRecord, UnitId
 from evaluator.run.domains import resolve_domains
@@ -39,6 +38,7 @@ from evaluator.run.manifest import (
     read_manifest,
     record_end,
     record_start,
+    run_deviations,
 )
 from evaluator.run.progress import Counters, Summary, progress_task
 from evaluator.run.resources import (
@@ -60,6 +60,7 @@ from evaluator.run.results import (
 )
 from evaluator.run.roles import AdmittedChat, EpisodeTicket
 from evaluator.run.scheduler import Scheduler, make_units
+from evaluator.run.sweep_setup import NoTools, prompt_info, prompt_set_for, subset_protocols
 from evaluator.run.telemetry import write_call_log, write_estimate
 
 EXIT_OK, EXIT_FAILED_UNITS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 3, 2, 130
@@ -84,6 +85,9 @@ class RunRequest:
     # the least per-request timeout of roles on the embedded engine when that engine is one a
     # caller started on CPU and hands over by URL (a sweep's): attached, it is not raised here
     min_request_timeout_s: float = 0.0
+    # set by a caller to stop the run as a second Ctrl-C does (no new episodes, running ones
+    # cancelled: the journal keeps their responses; judging stopped, what is judged is kept)
+    stop: asyncio.Event | None = None
 
 
 @dataclass
@@ -91,6 +95,7 @@ class SweepResult:
     run_dir: Path
     exit_code: int
     summary: str = ""
+    owed: int = 0  # with judging: recorded episodes still lacking judgements (from the files)
 
 
 def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
@@ -133,31 +138,6 @@ def _judge_overrides(run_dir: Path) -> dict[str, Any]:
         raise SweepError(str(exc)) from None
 
 
-def _load_protocol(entry: str) -> Callable[[EpisodeContext], Any]:
-    module, _, fn = entry.partition(":")
-    if not module or not fn:
-        raise SweepError(f"protocol.entry {entry!r}: expected 'module:function'")
-    try:
-        found = getattr(importlib.import_module(module), fn)
-    except (ImportError, AttributeError) as exc:
-        raise SweepError(f"protocol.entry {entry!r}: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - the module failed while it was imported
-        raise SweepError(f"protocol.entry {entry!r}: importing {module} failed: "
-                         f"{type(exc).__name__}: {exc}") from None
-    if not inspect.iscoroutinefunction(found):
-        raise SweepError(f"protocol.entry {entry!r}: not an async function (a protocol is "
-                         f"`async def fn(ctx: EpisodeContext) -> EpisodeRecord`), got "
-                         f"{type(found).__name__}")
-    try:
-        inspect.signature(found).bind(None)
-    except TypeError:
-        raise SweepError(f"protocol.entry {entry!r}: a protocol takes one argument, the "
-                         "EpisodeContext") from None
-    except ValueError:  # no signature to inspect (a builtin)
-        pass
-    return found
-
-
 def _tasks(config: RunConfig) -> tuple[Any, Benchmark, dict[str, Any]]:
     """The run's tasks, their benchmark and what its `--domain` means ({} without one)."""
     from bench_data.registry import load_tasks
@@ -185,8 +165,15 @@ async def run_sweep(request: RunRequest) -> SweepResult:
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         raise SweepError(str(exc)) from None
     taskset, bench, domains = _tasks(config)
-    prompt_set = _prompt_set(config.prompts, bench)
-    protocols = _protocols(config, bench, taskset.tasks)
+    prompt_set = prompt_set_for(config.prompts, bench)
+    try:
+        options = bench.read_options(config.options)
+    except BenchmarkError as exc:
+        raise SweepError(str(exc)) from None
+    deviations = (manifest.deviations if manifest is not None
+                  else run_deviations(config, bench, prompt_set))
+    settings_line = "  " + settings_summary(config.profile, deviations)
+    protocols = subset_protocols(config, bench, taskset.tasks)
     env_request = EnvironmentRequest(config=config, run_dir=run_dir, taskset=taskset,
                                      prompts=prompt_set)
     try:  # before the engine starts: a missing table or database fails now
@@ -196,10 +183,13 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         raise SweepError(str(exc)) from None
     if request.check:
         done = finished_keys(run_dir) if request.resume else set()
+        if bench.reruns is not None:  # trials the benchmark plays again
+            done -= bench.reruns(run_dir, options)
         n = len(taskset.tasks) * config.trials
         return SweepResult(run_dir, EXIT_OK, f"check: OK: {len(taskset.tasks)} tasks x "
                            f"{config.trials} trials = {n} units ({len(done)} finished) of "
-                           f"{taskset.benchmark}; run directory {run_dir}; nothing started")
+                           f"{taskset.benchmark}; run directory {run_dir}; nothing started\n"
+                           + settings_line)
 
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -207,6 +197,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         raise SweepError(f"out: cannot make the run directory {run_dir}: "
                          f"{exc.strerror or exc}") from None
     done = finished_keys(run_dir, repair=True)
+    if bench.reruns is not None:  # trials the benchmark plays again
+        done -= bench.reruns(run_dir, options)
     units = make_units(config.name, taskset.tasks, config.trials, config.seed, skip=done)
     counters = Counters()
     counters.units_total = len(taskset.tasks) * config.trials
@@ -235,15 +227,16 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         if bench.environment is not None:
             res.environment = await bench.environment.open(
                 env_request, AdmittedChat(sim, journal=config.journal), sim.model)
-        environment = res.environment or _NoTools()
+        environment = res.environment or NoTools()
         record_start(run_dir, config, text, request.overrides, manifest, taskset, infos,
-                     len(done), environment, _prompt_info(prompt_set), domains)
+                     len(done), environment, prompt_info(prompt_set), domains, deviations)
         judge = None
         if request.judge:
             judge_eps = [resolve_endpoint(ep, engine_url, engine_model, slow)
                          for ep in config.judge.endpoints]
             judge = await start_judging(config, run_dir, judge_eps, res, counters, taskset,
                                         prompt_set)
+            judge.start_backfill()  # what was recorded earlier and lacks judgements
 
         p = config.protocol
         psettings = ProtocolSettings(
@@ -251,6 +244,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             abstain_tags=tuple(p.abstain_tags), language=p.language, layout=p.layout,
             stop_at_abstain_tag=p.stop_at_abstain_tag,
             retry_empty_replies=p.retry_empty_replies, prompts=prompt_set,
+            options=options,
         )
         agent_ep, user_ep = roles["agent"], roles["user"]
 
@@ -300,27 +294,48 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                           routers=res.named_routers())))
         loop = asyncio.get_running_loop()
 
+        tail: list[bool] = []  # set once the episodes are done: judging the last ones
+
         def on_signal() -> None:
             again = sched.stopping
             sched.request_stop()
+            if judge is not None and tail:  # the episodes are done: judging the last ones
+                judge.request_stop()
+                print("\nstopping: judgements made are saved, the others stay owed",
+                      file=sys.stderr)
+                return
             print("\ncancelling running episodes ..." if again else
                   f"\nstopping: no new episodes; waiting up to {config.shutdown_grace_s:g}s "
                   "for running ones (Ctrl-C again to cancel them)", file=sys.stderr)
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, on_signal)
+        if request.stop is not None:
+            res.tasks.append(asyncio.create_task(_stop_when(request.stop, on_signal)))
         try:
-            outcome = await sched.run()
+            try:
+                outcome = await sched.run()
+                if not outcome.interrupted:
+                    tail.append(True)
+            finally:
+                await writer.close()
+                await failures.close()
+                if journal is not None:  # every unit recorded: its responses are not needed
+                    await journal.close(all_done=sched.outcome.finished == len(units))
+            if judge is not None:  # what is judged is written; the rest stays owed
+                if outcome.interrupted:
+                    await judge.abort()
+                else:
+                    print("judging the remaining episodes ...", file=sys.stderr)
+                    await judge.finish()
+                judged = judge.summary(run_dir)
+                if judge.stopped and not outcome.interrupted:
+                    outcome.interrupted = True
         finally:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 loop.remove_signal_handler(sig)
-            await writer.close()
-            await failures.close()
-            if journal is not None:  # every unit recorded: its responses are not needed
-                await journal.close(all_done=sched.outcome.finished == len(units))
-        if judge is not None and not outcome.interrupted:
-            print("judging the remaining episodes ...", file=sys.stderr)
-            judged = await judge.finish()
+            if judge is not None and not judge.closed:  # an error on the way: keep what is judged
+                await judge.abort()
         record_end(run_dir, time.monotonic() - started, outcome.finished, outcome.interrupted,
                    res.named_routers(), counters.infra_retries, counters.fd_retries,
                    res.fd_exhausted(), replayed_calls=counters.replayed_calls)
@@ -330,69 +345,21 @@ async def run_sweep(request: RunRequest) -> SweepResult:
             write_call_log(run_dir, res.roles)
     text_summary = summary.render(wall_s=time.monotonic() - started, counters=counters,
                                   failures=outcome.failed, run_dir=str(run_dir))
+    text_summary += "\n" + settings_line
     if judged:
         text_summary += "\n" + judged
+    owed = judge.owed.episodes if judge is not None and judge.owed is not None else 0
     if outcome.interrupted:
-        text_summary += (f"\n  interrupted: {outcome.cancelled} running episodes cancelled, "
-                         f"{outcome.not_started} not started; continue with "
-                         f"`agentsweep run --resume {run_dir}`")
-        return SweepResult(run_dir, EXIT_INTERRUPTED, text_summary)
-    return SweepResult(run_dir, EXIT_FAILED_UNITS if outcome.failed else EXIT_OK, text_summary)
+        again = f"`agentsweep run --resume {run_dir}{' --judge' if request.judge else ''}`"
+        text_summary += (f"\n  interrupted while judging; continue with {again}" if tail else
+                         f"\n  interrupted: {outcome.cancelled} running episodes cancelled, "
+                         f"{outcome.not_started} not started; continue with {again}")
+        return SweepResult(run_dir, EXIT_INTERRUPTED, text_summary, owed)
+    return SweepResult(run_dir, EXIT_FAILED_UNITS if outcome.failed else EXIT_OK, text_summary,
+                       owed)
 
 
-class _NoTools:
-    """The environment of a benchmark without tools: no tool schemas, no calls."""
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        return []
-
-    def episode(self, task: Task) -> Any:
-        return self
-
-    def describe(self) -> dict[str, Any]:
-        return {"tools": "none"}
-
-    async def call(self, name: str, arguments: str, *, task_time: str) -> Any:
-        from cache_store.types import ToolOutcome
-
-        return ToolOutcome(content='{"error": "this benchmark has no tools"}', source="error",
-                           error_category="unknown_tool")
-
-
-def _protocols(config: RunConfig, bench: Benchmark, tasks: list[Task]
-               ) -> dict[str, Callable[[EpisodeContext], Any]]:
-    if config.protocol.entry:
-        fn = _load_protocol(config.protocol.entry)
-        return {t.subset: fn for t in tasks}
-    out = {}
-    for t in tasks:
-        if t.subset not in out:
-            try:
-                out[t.subset] = bench.protocol(t.subset)
-            except BenchmarkError as exc:
-                raise SweepError(f"data: {exc}") from None
-    return out
-
-
-def _prompt_set(spec: str, bench: Benchmark) -> Any:
-    """The run's prompt set of the benchmark's roles (None for a benchmark without prompt sets
-    when `prompts` is "builtin")."""
-    from evaluator.prompt_sets import BUILTIN, PromptSetError, load_prompt_set
-
-    if bench.prompts is None:
-        if spec != BUILTIN:
-            raise SweepError(f"prompts: benchmark {bench.name} has no prompt sets; "
-                             f"use prompts = {BUILTIN!r}")
-        return None
-    try:
-        return load_prompt_set(spec, bench.prompts)
-    except PromptSetError as exc:
-        raise SweepError(f"prompts: {exc}") from None
-
-
-def _prompt_info(prompt_set: Any) -> dict[str, Any]:
-    if prompt_set is None:
-        return {"name": "builtin", "digest": "", "path": ""}
-    return {"name": prompt_set.name, "digest": prompt_set.digest,
-            "path": str(prompt_set.path or "")}
+async def _stop_when(event: asyncio.Event, on_signal: Callable[[], None]) -> None:
+    await event.wait()
+    on_signal()
+    on_signal()  # as Ctrl-C twice: running episodes are cancelled now

@@ -100,6 +100,7 @@ class Sweep:
     path: Path            # the sweep file as read
     spec: SweepFile
     text: str             # its text, kept in the sweep directory for --resume
+    root: Path | None = None  # the sweep directory when it is not <out>/<name> (a resume's)
 
     @property
     def base(self) -> Path | None:
@@ -110,6 +111,8 @@ class Sweep:
 
     @property
     def directory(self) -> Path:
+        if self.root is not None:
+            return self.root
         out = Path(self.spec.out)
         return out / self.spec.name
 

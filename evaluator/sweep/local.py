@@ -34,6 +34,7 @@ class CellState(msgspec.Struct):
     bench: str
     name: str
     exit_code: int | None = None
+    owed: int = 0   # with judging: its recorded episodes still lacking judgements (last run)
 
 
 class SweepState(msgspec.Struct):
@@ -62,9 +63,13 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def prepare(sweep_path: str | None, resume: str | None) -> tuple[Sweep, list[Cell]]:
-    """The sweep and its cells, for a new sweep (a file) or a resumed one (a directory)."""
+def prepare(sweep_path: str | None, resume: str | None, out: str | None = None
+            ) -> tuple[Sweep, list[Cell]]:
+    """The sweep and its cells, for a new sweep (a file; `out` replaces its `out`) or a
+    resumed one (a directory: the sweep stays there, from whatever directory it is resumed)."""
     if resume:
+        if out is not None:
+            raise SweepError(f"--out: a resumed sweep stays in its directory ({resume})")
         d = Path(resume)
         if not (d / SWEEP_FILE).is_file():
             raise SweepError(f"{d}: not a sweep directory (no {SWEEP_FILE})")
@@ -76,11 +81,17 @@ def prepare(sweep_path: str | None, resume: str | None) -> tuple[Sweep, list[Cel
                                  f"runs the file it started with ({d / SWEEP_FILE})")
         # relative paths in the kept copy resolve as they did in the original file's folder
         origin = _origin(d)
-        sweep = Sweep(path=origin, spec=kept.spec, text=kept.text) if origin else kept
+        sweep = Sweep(path=origin or kept.path, spec=kept.spec, text=kept.text, root=d)
         return sweep, expand(sweep)
     if sweep_path is None:
         raise SweepError("give a SWEEP.toml or --resume SWEEP_DIR")
     sweep = load_sweep(sweep_path)
+    if out is not None:
+        if not out.strip():
+            raise SweepError(f"--out: a directory is needed, got {out!r} (an unset shell "
+                             "variable?)")
+        sweep = Sweep(path=sweep.path, spec=msgspec.structs.replace(sweep.spec, out=out),
+                      text=sweep.text)
     d = sweep.directory
     if (d / SWEEP_FILE).exists():
         raise SweepError(f"{d} already holds a sweep; continue it with "
@@ -96,14 +107,16 @@ def _origin(d: Path) -> Path | None:
         return None
 
 
-def record_state(sweep: Sweep, cells: list[Cell], codes: dict[str, int]) -> None:
+def record_state(sweep: Sweep, cells: list[Cell], codes: dict[str, int],
+                 owed: dict[str, int] | None = None) -> None:
     d = sweep.directory
     d.mkdir(parents=True, exist_ok=True)
     if not (d / SWEEP_FILE).exists():
         _write_atomic(d / SWEEP_FILE, sweep.text.encode("utf-8"))
         _write_atomic(d / ".origin", msgspec.json.encode({"path": str(sweep.path.resolve())}))
     state = SweepState(name=sweep.spec.name, cells=[
-        CellState(model=c.model, bench=c.bench, name=c.name, exit_code=codes.get(c.name))
+        CellState(model=c.model, bench=c.bench, name=c.name, exit_code=codes.get(c.name),
+                  owed=(owed or {}).get(c.name, 0))
         for c in cells])
     _write_atomic(d / STATE_FILE, msgspec.json.format(msgspec.json.encode(state), indent=1))
 
@@ -189,8 +202,10 @@ class CellExecutor:
                 raise SweepError(f"engine for cell {cell.name}: {exc}") from None
         return self._server.base_url
 
-    async def run(self, cell: Cell) -> int:
-        """Run (or resume) one cell into its run directory; its exit code."""
+    async def run(self, cell: Cell, stop: Any = None) -> tuple[int, int]:
+        """Run (or resume) one cell into its run directory: its exit code, and with judging
+        the recorded episodes that still lack judgements (counted from its files). `stop`: an
+        asyncio.Event that stops the cell now (`RunRequest.stop`)."""
         from evaluator.run.manifest import MANIFEST_FILE
         from evaluator.run.resources import slow_engine_timeout
         from evaluator.run.sweep import RunRequest, run_sweep
@@ -205,16 +220,17 @@ class CellExecutor:
         judge = self.sweep.spec.judge
         if (run_dir / MANIFEST_FILE).exists():
             request = RunRequest(resume=str(run_dir), overrides=extra, judge=judge,
-                                 progress=self.progress, min_request_timeout_s=slow)
+                                 progress=self.progress, min_request_timeout_s=slow, stop=stop)
         else:
             base = str(self.sweep.base) if self.sweep.base else None
             request = RunRequest(config_path=base, overrides=list(cell.overrides) + extra,
-                                 judge=judge, progress=self.progress, min_request_timeout_s=slow)
+                                 judge=judge, progress=self.progress, min_request_timeout_s=slow,
+                                 stop=stop)
         try:
             result = await run_sweep(request)
         except RunError as exc:
             raise SweepError(f"cell {cell.name}: {exc}") from None
-        return result.exit_code
+        return result.exit_code, result.owed
 
     async def aclose(self) -> None:
         if self._server is not None:
@@ -222,14 +238,24 @@ class CellExecutor:
             await server.astop()
 
 
-def start_state(sweep: Sweep, cells: list[Cell], resume: bool) -> dict[str, int]:
-    """Write the sweep directory's files; the exit codes recorded so far (on resume)."""
+def start_state(sweep: Sweep, cells: list[Cell], resume: bool
+                ) -> tuple[dict[str, int], dict[str, int]]:
+    """Write the sweep directory's files; the exit codes and judgements owed recorded so far
+    (on resume)."""
     codes: dict[str, int] = {}
+    owed: dict[str, int] = {}
     if resume:
-        codes = {c.name: c.exit_code for c in read_state(sweep.directory).cells
-                 if c.exit_code is not None}
-    record_state(sweep, cells, codes)
-    return codes
+        kept = read_state(sweep.directory).cells
+        codes = {c.name: c.exit_code for c in kept if c.exit_code is not None}
+        owed = {c.name: c.owed for c in kept if c.owed}
+    record_state(sweep, cells, codes, owed)
+    return codes, owed
+
+
+def cell_line(name: str, code: int, owed: int) -> str:
+    """A cell's line of the sweep's summary."""
+    return f"{name}: exit {code}" + (f" ({owed} episodes still lack judgements; "
+                                     "`--resume` judges them)" if owed else "")
 
 
 def overall(codes: dict[str, int], cells: list[Cell]) -> int:
@@ -244,16 +270,16 @@ async def run_local(sweep: Sweep, cells: list[Cell], *, resume: bool,
                     progress: str | None = None, engine_url: str | None = None
                     ) -> SweepOutcome:
     configs = cell_configs(sweep, cells)
-    codes = start_state(sweep, cells, resume)
+    codes, owed = start_state(sweep, cells, resume)
     outcome = SweepOutcome(directory=sweep.directory, exit_code=EXIT_OK)
     executor = CellExecutor(sweep, configs, progress=progress,
                             engine_log=sweep.directory / "engine.log", engine_url=engine_url)
     try:
         for cell in executor.order(cells):
-            code = await executor.run(cell)
+            code, owed[cell.name] = await executor.run(cell)
             codes[cell.name] = code
-            outcome.lines.append(f"{cell.name}: exit {code}")
-            record_state(sweep, cells, codes)
+            outcome.lines.append(cell_line(cell.name, code, owed[cell.name]))
+            record_state(sweep, cells, codes, owed)
             if code == EXIT_INTERRUPTED:
                 break
     finally:

@@ -13,8 +13,16 @@ one queue actor, the driver watching both.
 - The driver writes the sweep directory's state (`sweep.json`) as cells finish, replaces a
   runner that died while its node is alive, and ends when every cell has an exit code.
 
+- Stopping: SIGTERM or Ctrl-C on the driver stops the sweep: the queue answers every
+  heartbeat with "stop", each runner stops its cell at once (running episodes cancelled, their
+  responses kept by the journal; judging stopped, what is judged kept) and reports exit 130,
+  the driver records `sweep.json` and shuts Ray down. A runner that is itself signalled stops
+  its cell the same way, reports 130 and leases nothing more; the cell waits for the next
+  runner.
+
 `--ray local` starts a private single-node cluster bound to 127.0.0.1; `--ray auto` or an
-address joins a running cluster (`ray start --head`, a SLURM allocation, KubeRay).
+address joins a running cluster (`ray start --head`, a SLURM allocation, KubeRay); see
+`evaluator.sweep.ray_cluster`.
 """
 
 from __future__ import annotations
@@ -29,16 +37,22 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.sweep.grid import Cell, Sweep, SweepError
+from evaluator.sweep.leases import LOST, OK, CellQueue
 from evaluator.sweep.local import (
     EXIT_INTERRUPTED,
     SweepOutcome,
     cell_configs,
+    cell_line,
     overall,
     record_state,
     start_state,
 )
+from evaluator.sweep.ray_cluster import RaySession, alive_nodes, import_ray
+
+__all__ = ["CellQueue", "CellRunner", "RaySettings", "run_on_ray"]
 
 HEARTBEAT_S = 2.0
+STOP_WAIT_S = 60.0   # after a stop, how long the driver waits for its runners to report
 
 
 @dataclass
@@ -48,72 +62,6 @@ class RaySettings:
     runners_per_node: int = 1
     engine_url: str | None = None   # a running server for every "embedded" endpoint
     progress_every_s: float = 30.0
-
-
-class CellQueue:
-    """The lease table (the body of the CellQueue actor; plain Python so it is testable)."""
-
-    def __init__(self, cells: list[str], lease_timeout_s: float) -> None:
-        self.pending = list(cells)
-        self.leases: dict[str, tuple[str, float]] = {}   # cell -> (runner, last heartbeat)
-        self.codes: dict[str, int] = {}
-        self.timeout = lease_timeout_s
-        self.log: list[str] = []
-
-    def lease(self, runner: str) -> str | None:
-        self.expire()
-        if not self.pending:
-            return None
-        cell = self.pending.pop(0)
-        self.leases[cell] = (runner, time.monotonic())
-        return cell
-
-    def heartbeat(self, runner: str, cell: str) -> bool:
-        """False when the lease was taken back: the runner must stop that cell."""
-        held = self.leases.get(cell)
-        if held is None or held[0] != runner:
-            return False
-        self.leases[cell] = (runner, time.monotonic())
-        return True
-
-    def done(self, runner: str, cell: str, code: int) -> None:
-        held = self.leases.get(cell)
-        if held is not None and held[0] == runner:
-            del self.leases[cell]
-            if code == EXIT_INTERRUPTED:  # stopped, not finished: someone resumes it
-                self.pending.insert(0, cell)
-            else:
-                self.codes[cell] = code
-
-    def give_back(self, cell: str, runner: str) -> None:
-        held = self.leases.get(cell)
-        if held is not None and held[0] == runner:
-            del self.leases[cell]
-            self.pending.insert(0, cell)
-
-    def release(self, runner: str) -> list[str]:
-        """Every lease of a runner that died goes back to the front of the queue."""
-        back = [c for c, (r, _) in self.leases.items() if r == runner]
-        for c in back:
-            del self.leases[c]
-            self.log.append(f"cell {c}: runner {runner} died; the cell is resumed elsewhere")
-        self.pending[:0] = back
-        return back
-
-    def expire(self) -> list[str]:
-        now = time.monotonic()
-        late = [c for c, (_, t) in self.leases.items() if now - t > self.timeout]
-        for c in late:
-            runner = self.leases.pop(c)[0]
-            self.log.append(f"cell {c}: no heartbeat from {runner} for {self.timeout:g}s; "
-                            "leased again")
-        self.pending[:0] = late
-        return late
-
-    def status(self) -> dict[str, Any]:
-        return {"pending": list(self.pending), "leased": {c: r for c, (r, _) in
-                                                          self.leases.items()},
-                "codes": dict(self.codes), "log": list(self.log)}
 
 
 class CellRunner:
@@ -161,19 +109,27 @@ async def _runner_loop(runner: CellRunner, queue: Any) -> list[tuple[str, int]]:
             name = await queue.lease.remote(runner.id)
             if name is None:
                 return done
-            code = await _run_cell(runner, queue, executor, runner.cells[name])
-            if code is None:
+            ran = await _run_cell(runner, queue, executor, runner.cells[name])
+            if ran is None:
                 await queue.give_back.remote(name, runner.id)
                 await asyncio.sleep(HEARTBEAT_S)  # its old writer is still stopping
                 continue
-            await queue.done.remote(runner.id, name, code)
+            code, owed, told = ran
+            await queue.done.remote(runner.id, name, code, owed)
             done.append((name, code))
+            if code == EXIT_INTERRUPTED and not told:  # this runner was signalled: it stops
+                print(f"[sweep] {runner.id}: stopped by a signal; cell {name} exit "
+                      f"{code}, left for the next runner", file=sys.stderr)
+                return done
     finally:
         await executor.aclose()
 
 
-async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell) -> int | None:
-    """Run one leased cell under its run directory's flock, renewing the lease meanwhile."""
+async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell
+                    ) -> tuple[int, int, str] | None:
+    """Run one leased cell under its run directory's flock, renewing the lease meanwhile:
+    (exit code, episodes still owing judgements, why the queue stopped it: "" when it did not),
+    or None when another writer still holds the cell."""
     import asyncio
 
     run_dir = runner.sweep.directory / cell.name
@@ -184,19 +140,24 @@ async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell) -
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             return None  # a live writer elsewhere still holds this cell
+        stop = asyncio.Event()
+        told: list[str] = []
 
         async def beat() -> None:
             while True:
                 await asyncio.sleep(HEARTBEAT_S)
-                if not await queue.heartbeat.remote(runner.id, cell.name):
-                    os.kill(os.getpid(), 2)  # lease lost: stop like Ctrl-C (resumable)
+                answer = await queue.heartbeat.remote(runner.id, cell.name)
+                if answer != OK:  # the lease was taken back, or the sweep stops: stop now
+                    told.append("lease lost" if answer == LOST else "sweep stopping")
+                    stop.set()
                     return
 
         task = asyncio.create_task(beat())
         try:
-            return await executor.run(cell)
+            code, owed = await executor.run(cell, stop=stop)
         finally:
             task.cancel()
+        return code, owed, "".join(told)
     finally:
         os.close(lock)  # releases the flock
 
@@ -233,33 +194,6 @@ class _Meter:
               f"running {running}; episodes {n} ({rate:.1f}/min)", file=sys.stderr)
 
 
-def _ray() -> Any:
-    try:
-        import ray
-    except ImportError:
-        raise SweepError("--ray needs the ray package: pip install 'agentsweep[cluster]' "
-                         "(or pip install ray)") from None
-    return ray
-
-
-def _connect(ray: Any, address: str) -> None:
-    os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local cluster of our own
-    kw: dict[str, Any] = {"include_dashboard": False, "log_to_driver": True,
-                          "logging_level": "warning"}
-    try:
-        if address == "local":
-            ray.init(_node_ip_address="127.0.0.1", **kw)
-        else:
-            ray.init(address=address, **kw)
-    except ConnectionError as exc:
-        raise SweepError(f"--ray {address}: no Ray cluster there ({exc}); start one with "
-                         "`ray start --head` or use --ray local") from None
-
-
-def _alive_nodes(ray: Any) -> list[dict[str, Any]]:
-    return [n for n in ray.nodes() if n.get("Alive")]
-
-
 def _start_runner(ray: Any, actor: Any, node: dict[str, Any], gpus: int, args: tuple) -> Any:
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
@@ -292,82 +226,148 @@ def _sigterm_interrupts() -> Any:
 
 def run_on_ray(sweep: Sweep, cells: list[Cell], settings: RaySettings, *, resume: bool,
                progress: str | None = None) -> SweepOutcome:
-    ray = _ray()
+    ray = import_ray()
     configs = cell_configs(sweep, cells)   # a bad cell fails before the cluster is touched
-    _connect(ray, settings.address)        # no cluster: nothing written, the same command works
-    codes = start_state(sweep, cells, resume)   # once one is started
-    todo = [c for c in cells if codes.get(c.name) not in (0,)]
-    queue_actor = ray.remote(num_cpus=0)(CellQueue)
-    runner_actor = ray.remote(CellRunner)
-    outcome = SweepOutcome(directory=sweep.directory, exit_code=0)
+    session = RaySession(ray, settings.address).open()  # no cluster: nothing written, the
+    outcome = SweepOutcome(directory=sweep.directory, exit_code=0)  # same command works later
+    codes: dict[str, int] = {}
+    owed: dict[str, int] = {}
+
+    def record(status: dict[str, Any]) -> None:
+        codes.update(status["codes"])
+        owed.update(status["owed"])
+        record_state(sweep, cells, codes, owed)
+
     previous = _sigterm_interrupts()
     try:
-        queue = queue_actor.remote([c.name for c in todo], settings.lease_timeout_s)
-        gpus = max((configs[c.name].engine.tensor_parallel_size for c in todo), default=0)
-        gpus = gpus if any(n.get("Resources", {}).get("GPU") for n in _alive_nodes(ray)) else 0
-        refs: dict[Any, tuple[str, str]] = {}     # runner call -> (runner id, node id)
-        serial = 0
-        failures: list[str] = []
-        max_failures = 3 + 2 * len(todo)
-
-        def spawn(node: dict[str, Any]) -> None:
-            nonlocal serial
-            serial += 1
-            rid = f"runner-{serial}"
-            actor = _start_runner(ray, runner_actor, node, gpus,
-                                  (sweep, todo, configs, rid, progress, os.getcwd(),
-                                   settings.engine_url))
-            refs[actor.run.remote(queue)] = (rid, node["NodeID"])
-
-        def top_up() -> None:
-            """A runner per node slot while cells wait (replacing runners that died)."""
-            per_node: dict[str, int] = {}
-            for _, nid in refs.values():
-                per_node[nid] = per_node.get(nid, 0) + 1
-            for node in _alive_nodes(ray):
-                for _ in range(settings.runners_per_node - per_node.get(node["NodeID"], 0)):
-                    spawn(node)
-
-        top_up()
-        print(f"[sweep] {len(todo)} cells on {len(refs)} runners "
-              f"({len(_alive_nodes(ray))} nodes)", file=sys.stderr)
-        meter = _Meter(sweep, cells)
-        while True:
-            ready, _ = ray.wait(list(refs), num_returns=1, timeout=HEARTBEAT_S) if refs else \
-                ([], [])
-            for ref in ready:
-                rid, _nid = refs.pop(ref)
-                try:
-                    ray.get(ref)
-                except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
-                    back = ray.get(queue.release.remote(rid))
-                    why = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ""
-                    failures.append(f"{rid}: {type(exc).__name__}: {why}")
-                    print(f"[sweep] {rid} failed ({type(exc).__name__}: {why}); cells back in "
-                          f"the queue: {', '.join(back) or 'none'}", file=sys.stderr)
-                    if len(failures) > max_failures:
-                        raise SweepError(f"{len(failures)} cell runners failed; the last: "
-                                         f"{failures[-1]}")
-            ray.get(queue.expire.remote())
-            status = ray.get(queue.status.remote())
-            codes.update(status["codes"])
-            record_state(sweep, cells, codes)
-            meter.maybe_print(status, settings.progress_every_s)
-            if not status["pending"] and not status["leased"]:
-                break
-            if status["pending"]:
-                top_up()
-            if not refs:
-                raise SweepError("no Ray node can run a cell runner; cells left: "
-                                 f"{', '.join(status['pending'])}")
-        outcome.lines = [f"{c.name}: exit {codes[c.name]}" for c in cells if c.name in codes]
-        outcome.lines += status["log"]
-    except KeyboardInterrupt:
-        record_state(sweep, cells, codes)
+        kept_codes, kept_owed = start_state(sweep, cells, resume)
+        codes.update(kept_codes)
+        owed.update(kept_owed)
+        # cells not finished, or finished with judgements still owed (a judge was down)
+        todo = [c for c in cells if codes.get(c.name) != 0 or owed.get(c.name)]
+        queue = _queue_actor(ray).remote([c.name for c in todo], settings.lease_timeout_s)
+        runners = _Runners(ray, sweep, todo, configs, settings, progress, queue)
+        try:
+            status = runners.drive(_Meter(sweep, cells), record)
+        except KeyboardInterrupt:
+            status = runners.stop()
+        record(status)
+        outcome.lines = [cell_line(c.name, codes[c.name], owed.get(c.name, 0))
+                         for c in cells if c.name in codes] + status["log"]
+    except KeyboardInterrupt:  # before the runners started: nothing of theirs to record
+        pass
     finally:
-        ray.shutdown()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        try:
+            session.close()
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
     outcome.cells = codes
     outcome.exit_code = overall(codes, cells)
     return outcome
+
+
+def _queue_actor(ray: Any) -> Any:
+    """The CellQueue actor class, pinned to the driver's node: the lease table lives as long
+    as the driver, whichever other node is lost."""
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    here = NodeAffinitySchedulingStrategy(node_id=ray.get_runtime_context().get_node_id(),
+                                          soft=False)
+    return ray.remote(num_cpus=0)(CellQueue).options(scheduling_strategy=here)
+
+
+class _Runners:
+    """The driver's side: one runner actor per node slot, replaced when one dies, until the
+    queue is empty; `stop()` stops them all."""
+
+    def __init__(self, ray: Any, sweep: Sweep, todo: list[Cell], configs: dict[str, Any],
+                 settings: RaySettings, progress: str | None, queue: Any) -> None:
+        self.ray, self.queue, self.settings = ray, queue, settings
+        self.args = (sweep, todo, configs, progress, os.getcwd(), settings.engine_url)
+        gpus = max((configs[c.name].engine.tensor_parallel_size for c in todo), default=0)
+        has_gpus = any(n.get("Resources", {}).get("GPU") for n in alive_nodes(ray))
+        self.gpus = gpus if has_gpus else 0
+        self.actor = ray.remote(CellRunner)
+        self.refs: dict[Any, tuple[str, str]] = {}     # runner call -> (runner id, node id)
+        self.serial = 0
+        self.failures: list[str] = []
+        self.max_failures = 3 + 2 * len(todo)
+
+    def spawn(self, node: dict[str, Any]) -> None:
+        self.serial += 1
+        rid = f"runner-{self.serial}"
+        sweep, todo, configs, progress, cwd, url = self.args
+        actor = _start_runner(self.ray, self.actor, node, self.gpus,
+                              (sweep, todo, configs, rid, progress, cwd, url))
+        self.refs[actor.run.remote(self.queue)] = (rid, node["NodeID"])
+
+    def top_up(self) -> None:
+        """A runner per node slot while cells wait (replacing runners that died)."""
+        per_node: dict[str, int] = {}
+        for _, nid in self.refs.values():
+            per_node[nid] = per_node.get(nid, 0) + 1
+        for node in alive_nodes(self.ray):
+            for _ in range(self.settings.runners_per_node - per_node.get(node["NodeID"], 0)):
+                self.spawn(node)
+
+    def reap(self, timeout_s: float) -> None:
+        """Wait up to `timeout_s` for a runner to end; a failed one's cells go back."""
+        ray = self.ray
+        ready, _ = ray.wait(list(self.refs), num_returns=1, timeout=timeout_s)
+        for ref in ready:
+            rid, _nid = self.refs.pop(ref)
+            try:
+                ray.get(ref)
+            except (ray.exceptions.RayActorError, ray.exceptions.RayTaskError) as exc:
+                back = ray.get(self.queue.release.remote(rid))
+                why = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else ""
+                self.failures.append(f"{rid}: {type(exc).__name__}: {why}")
+                print(f"[sweep] {rid} failed ({type(exc).__name__}: {why}); cells back in the "
+                      f"queue: {', '.join(back) or 'none'}", file=sys.stderr)
+                if len(self.failures) > self.max_failures:
+                    raise SweepError(f"{len(self.failures)} cell runners failed; the last: "
+                                     f"{self.failures[-1]}") from None
+
+    def drive(self, meter: _Meter, record: Any) -> dict[str, Any]:
+        """Until every cell has an exit code; the queue's last status."""
+        ray = self.ray
+        self.top_up()
+        print(f"[sweep] {len(self.args[1])} cells on {len(self.refs)} runners "
+              f"({len(alive_nodes(ray))} nodes)", file=sys.stderr)
+        while True:
+            if self.refs:
+                self.reap(HEARTBEAT_S)
+            ray.get(self.queue.expire.remote())
+            status = ray.get(self.queue.status.remote())
+            record(status)
+            meter.maybe_print(status, self.settings.progress_every_s)
+            if not status["pending"] and not status["leased"]:
+                return status
+            if status["pending"]:
+                self.top_up()
+            if not self.refs:
+                raise SweepError("no Ray node can run a cell runner; cells left: "
+                                 f"{', '.join(status['pending'])}")
+
+    def stop(self) -> dict[str, Any]:
+        """Stop the sweep: every runner stops its cell now and reports it (exit 130); the
+        queue's status once they have, or after STOP_WAIT_S (cells whose runner did not report
+        by then count as interrupted). Ctrl-C again stops waiting."""
+        ray = self.ray
+        print("[sweep] stopping: each runner stops its cell now (running episodes cancelled, "
+              "their responses kept by the journal) ...", file=sys.stderr)
+        try:
+            ray.get(self.queue.stop.remote())
+            deadline = time.monotonic() + STOP_WAIT_S
+            while self.refs and time.monotonic() < deadline:
+                self.reap(min(HEARTBEAT_S, max(0.0, deadline - time.monotonic())))
+        except (KeyboardInterrupt, SweepError):
+            pass
+        except Exception as exc:  # noqa: BLE001 - the cluster is going away; record what we have
+            print(f"[sweep] while stopping: {type(exc).__name__}: {exc}", file=sys.stderr)
+        try:
+            ray.get(self.queue.stopped.remote())
+            return ray.get(self.queue.status.remote())
+        except Exception:  # noqa: BLE001 - the queue is gone: no codes beyond the recorded
+            return {"codes": {}, "owed": {}, "log": []}

@@ -1,8 +1,10 @@
 """The episode list of one run: a table over the index (one row per unit), filtered, sorted
-and paged with numpy, plus text search in the conversations and the progress figures.
+and paged with numpy, plus text search in the conversations (figures: `stats.py`).
 
 Rows: the last record of each unit in `episodes.jsonl`, then units that only have a
-`failures.jsonl` entry (termination `unfinished: infrastructure|error`).
+`failures.jsonl` entry (termination `unfinished: infrastructure|error`), then units with
+responses in the run's response journal and neither (termination `running` while the run is
+live, `interrupted` when it stopped: `--resume` runs them again).
 
 Judgements are stored per trajectory (identical trials share them), so a row's judgements are
 those with its trajectory hash, else those naming its unit. Its score follows the benchmarks'
@@ -13,7 +15,12 @@ does; any other kind's score as written. Verdict: pass when score >= the kind's
 `pass_threshold`, else the run's success threshold; `judge error`; or `-` (not judged).
 "failed" = not passed: verdict fail or judge error, termination agent_error /
 context_overflow / unfinished, or an unjudged episode that did not end normally (a termination
-no benchmark lists in `ok_terminations`).
+no benchmark lists in `ok_terminations`); running and interrupted units are not.
+
+The table is saved next to the index (`RunIndex.save_extra("table")`) with the rules it was
+built with, so a run opened again shows its first page without building it or importing the
+benchmarks; `check_rules()` compares those rules with the registry's afterwards and rebuilds
+when they differ (the viewer calls it once its server is up).
 """
 
 from __future__ import annotations
@@ -30,8 +37,10 @@ import numpy as np
 
 from evaluator.view.index import FILES, RunIndex, key_hash
 from evaluator.view.rules import ViewRules
+from evaluator.view.table import build_table
 
-HARD_FAIL_TERMS = ("agent_error", "context_overflow")
+LIVE_S = 60.0   # a run whose files changed this recently (and is not complete) is live
+TABLE = "table"
 VERDICTS = ("-", "pass", "fail", "judge error")
 # list column -> view column; string columns hold codes into the index's string pool
 STRING_COLUMNS = {"benchmark": "bench", "subset": "subset", "task": "task",
@@ -48,59 +57,33 @@ class QueryError(ValueError):
     """A filter or sort the list cannot apply (answered with 400)."""
 
 
-def _last_per_key(keys: np.ndarray) -> np.ndarray:
-    """Indices of the last occurrence of each key, in file order."""
-    if not len(keys):
-        return np.zeros(0, np.int64)
-    _, first_rev = np.unique(keys[::-1], return_index=True)
-    return np.sort(len(keys) - 1 - first_rev)
-
-
-def _count(keys: np.ndarray, want: np.ndarray) -> np.ndarray:
-    uniq, counts = np.unique(keys, return_counts=True)
-    pos = np.minimum(np.searchsorted(uniq, want), len(uniq) - 1)
-    return np.where(uniq[pos] == want, counts[pos], 0)
-
-
-def _latest(ju: dict[str, np.ndarray], sel: np.ndarray, by: str) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted group values, row of the latest judgement per group) among rows `sel`."""
-    jr = np.nonzero(sel)[0]
-    jr = jr[np.lexsort((jr, ju["created"][jr], ju[by][jr]))]
-    keys = ju[by][jr]
-    last = jr[np.r_[keys[1:] != keys[:-1], True]] if len(jr) else jr
-    return ju[by][last], last
-
-
-def _match(groups: np.ndarray, rows: np.ndarray, want: np.ndarray) -> np.ndarray:
-    if not len(groups):
-        return np.full(len(want), -1, np.int64)
-    pos = np.minimum(np.searchsorted(groups, want), len(groups) - 1)
-    return np.where(groups[pos] == want, rows[pos], -1)
-
-
-def _pick(ju: dict[str, np.ndarray], sel: np.ndarray, thash: np.ndarray,
-          key: np.ndarray) -> np.ndarray:
-    """Per row, the latest selected judgement of its trajectory, else of its unit; or -1."""
-    by_hash = _match(*_latest(ju, sel, "thash"), thash)
-    return np.where(by_hash >= 0, by_hash, _match(*_latest(ju, sel, "key"), key))
-
-
 class RunView:
     """One run as the viewer shows it: `refresh()`, `query()`, `rows()`, `progress()`."""
 
     def __init__(self, rid: str, run_dir: Path, label: str, *, threshold: float = 0.75,
-                 total: int | None = None, persist: bool = True) -> None:
+                 total: int | None = None, persist: bool = True,
+                 rules: ViewRules | None = None) -> None:
         self.rid, self.run_dir, self.label = rid, Path(run_dir), label
         self.threshold, self.total = threshold, total
-        self.rules = ViewRules.from_registry()
+        self.rules = rules
+        t0 = time.perf_counter()
         self.index = RunIndex(self.run_dir, persist=persist)
         self.v: dict[str, np.ndarray] = {}
         self._gen = -1
+        self._builds = 0             # bumped by every new table (the page's generation)
+        self._live = False
         self._checked = 0.0
         self._searches: OrderedDict[str, tuple[int, int, np.ndarray]] = OrderedDict()
         self._ranks: dict[str, np.ndarray] = {}
         self._sorted: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
-        self.refresh(force=True)
+        self.timings: dict[str, float] = {}   # seconds of the opening's steps (perf.viewer)
+        self.index.refresh()
+        t1 = time.perf_counter()
+        self.timings["index"] = t1 - t0
+        if not self._load_table():
+            self._live = self.is_live()
+            self.refresh(force=True)
+        self.timings["table"] = time.perf_counter() - t1
 
     # ---- the table ---------------------------------------------------------------------
     def refresh(self, *, force: bool = False, min_interval: float = 0.5) -> None:
@@ -109,73 +92,84 @@ class RunView:
             return
         self._checked = now
         self.index.refresh()
-        if self.index.generation != self._gen:
+        live = self.is_live()
+        if not self.v or self.index.generation != self._gen or live != self._live:
+            self._live = live
             self._build()
             self._gen = self.index.generation
+            self._save_table()
 
     @property
     def generation(self) -> int:
-        return self._gen
+        return self._builds
 
-    def _codes(self, names: tuple[str, ...]) -> list[int]:
-        return [c for n in names if (c := self.index.lookup(n)) is not None]
+    def is_live(self) -> bool:
+        """The run's files changed in the last LIVE_S seconds and it is not complete."""
+        now = time.time()
+        for name in (FILES["episodes"], FILES["journal"], FILES["failures"]):
+            try:
+                if now - (self.run_dir / name).stat().st_mtime < LIVE_S:
+                    break
+            except OSError:
+                continue
+        else:
+            return False
+        if self.total is None:
+            return True
+        if self.v:
+            done = int(np.count_nonzero(self.v["src"] == 0))
+        else:  # before the table is built: the units the episodes file has
+            done = len(np.unique(self.index.cols["episodes"]["key"]))
+        return done < self.total
+
+    def _rules(self) -> ViewRules:
+        if self.rules is None:
+            self.rules = ViewRules.from_registry()
+        return self.rules
+
+    def check_rules(self, fresh: ViewRules | None = None) -> bool:
+        """Rebuild the table when the registry's rules differ from those it was built with
+        (a saved table from before a benchmark changed); True when it did."""
+        fresh = fresh or ViewRules.from_registry()
+        if fresh == self.rules:
+            return False
+        self.rules = fresh
+        self._build()
+        self._save_table()
+        return True
+
+    def _table_key(self) -> dict[str, Any]:
+        return {"threshold": self.threshold, "live": self._live}
+
+    def _save_table(self) -> None:
+        self.index.save_extra(TABLE, {**self._table_key(), "rules": self._rules().as_dict()},
+                              self.v)
+
+    def _load_table(self) -> bool:
+        """The saved table of exactly these files, threshold and liveness (its rules taken
+        on trust until `check_rules`); False when there is none."""
+        saved = self.index.load_extra(TABLE)
+        if saved is None:
+            return False
+        info, arrays = saved
+        rules = ViewRules.from_dict(info.get("rules"))
+        if rules is None or (self.rules is not None and rules != self.rules):
+            return False
+        self.v = arrays  # liveness counts the table's episodes
+        self._live = self.is_live()
+        if {k: info.get(k) for k in self._table_key()} != self._table_key():
+            self.v = {}
+            return False
+        self.rules = rules
+        self._gen = self.index.generation
+        self._builds += 1
+        self._ranks, self._sorted = {}, {}
+        return True
 
     def _build(self) -> None:
-        ix = self.index
-        ep, fa = ix.cols["episodes"], ix.cols["failures"]
-        er = _last_per_key(ep["key"])
-        fr = _last_per_key(fa["key"])
-        fr = fr[~np.isin(fa["key"][fr], ep["key"][er])]
-        zf = np.zeros(len(fr))
-
-        def cat(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-            return np.concatenate([a, b.astype(a.dtype)])
-
-        v = {"src": cat(np.zeros(len(er), np.int8), np.ones(len(fr))), "idx": cat(er, fr)}
-        for c in ("key", "utask", "task", "bench", "subset", "trial"):
-            v[c] = cat(ep[c][er], fa[c][fr])
-        unfinished = np.array([ix.code("unfinished: " + ix.strings[k]) for k in fa["kind"][fr]])
-        v["term"] = cat(ep["term"][er], unfinished)
-        v["tokens"] = cat(ep["ptok"][er] + ep["ctok"][er], zf)
-        for c in ("ptok", "ctok", "cached", "tools", "terr", "hits", "dur", "retries"):
-            v[c] = cat(ep[c][er], zf)
-        v["fin"] = cat(ep["fin"][er], fa["at"][fr])
-        v["thash"] = cat(ep["thash"][er], fa["key"][fr])
-        v["serr"] = cat(ep["serr"][er], zf)
-        self._judge(v)
-        ok = np.isin(v["term"], self._codes(self.rules.ok_terminations))
-        hard = np.isin(v["term"], self._codes(HARD_FAIL_TERMS)) | (v["src"] == 1)
-        v["failed"] = hard | (v["verdict"] >= 2) | ((v["verdict"] == 0) & ~ok)
-        self.v = v
+        self.v = build_table(self.index, self._rules(), self.threshold, self._live)
+        self._builds += 1
         self._ranks, self._sorted = {}, {}
-
-    def _judge(self, v: dict[str, np.ndarray]) -> None:
-        ju = self.index.cols["judgements"]
-        n = len(v["key"])
-        v["score"], v["verdict"] = np.full(n, np.nan), np.zeros(n, np.int8)
-        v["njudg"], v["judgement"] = np.zeros(n, np.int32), np.full(n, -1, np.int64)
-        if not len(ju["key"]) or not n:
-            return
-        by_hash = _count(ju["thash"], v["thash"])
-        v["njudg"] = np.where(by_hash > 0, by_hash, _count(ju["key"], v["key"])).astype(np.int32)
-        rules = self.rules
-        is_meta = np.isin(ju["kind"], self._codes(rules.audits))
-        main = _pick(ju, ~is_meta, v["thash"], v["key"])
-        meta = _pick(ju, is_meta, v["thash"], v["key"])
-        has, m = main >= 0, np.maximum(main, 0)
-        score, err, kind = ju["score"][m], ju["err"][m] == 1, ju["kind"][m]
-        meta_score = ju["score"][np.maximum(meta, 0)]
-        w_meta = np.where((meta >= 0) & ~np.isnan(meta_score), meta_score, 1.0)
-        w_tool = np.where(v["tools"] > 0, 1.0 - v["serr"] / np.maximum(v["tools"], 1), 1.0)
-        weighted = np.isin(kind, self._codes(rules.weighted))
-        score = np.where(weighted, score * w_meta * w_tool, score)
-        threshold = np.full(len(kind), self.threshold)
-        for k, line in rules.thresholds.items():
-            threshold = np.where(np.isin(kind, self._codes((k,))), line, threshold)
-        verdict = np.where(err, 3, np.where(score >= threshold - 1e-12, 1, 2))
-        v["score"] = np.where(has & ~err, score, np.nan)
-        v["verdict"] = np.where(has, verdict, 0).astype(np.int8)
-        v["judgement"] = main
 
     # ---- filter / sort / page ----------------------------------------------------------
     def _string_mask(self, col: str, expr: str) -> np.ndarray:
@@ -280,6 +274,7 @@ class RunView:
             "tool_errors": int(v["terr"][i]), "duration": round(float(v["dur"][i]), 3),
             "retries": int(v["retries"][i]), "finished": float(v["fin"][i]),
             "failed": bool(v["failed"][i]), "unfinished": bool(v["src"][i] == 1),
+            "running": bool(v["src"][i] == 2),
         }
 
     def rows(self, positions: np.ndarray) -> list[dict[str, Any]]:
@@ -354,35 +349,6 @@ class RunView:
             return fh.read(int(cols["len"][row]))
 
     def progress(self) -> dict[str, Any]:
-        """The progress line's figures, from the files (rates over the last minute)."""
-        v = self.v
-        ep = v["src"] == 0
-        done = int(ep.sum())
-        now = time.time()
-        recent = ep & (v["fin"] > now - 60)
-        path = self.run_dir / FILES["episodes"]
-        mtime = path.stat().st_mtime if path.exists() else 0.0
-        p, c = int(v["ptok"].sum()), int(v["cached"].sum())
-        calls, hits = int(v["tools"].sum()), int(v["hits"].sum())
-        fig = {
-            "done": done, "total": self.total, "unfinished": int((v["src"] == 1).sum()),
-            "ep_per_s": round(float(recent.sum()) / 60, 2),
-            "tok_per_s": round(float(v["ctok"][recent].sum()) / 60, 1),
-            "prompt_cached": c / p if p else None, "tool_hits": hits / calls if calls else None,
-            "infra_retries": int(v["retries"].sum()), "failed": int(v["failed"].sum()),
-            "judged": int((v["verdict"] > 0).sum()), "bad_lines": self.index.bad,
-            "updated_s_ago": round(now - mtime, 1) if mtime else None,
-        }
-        fig["live"] = bool(mtime and now - mtime < 60 and (self.total is None or done < self.total))
+        from evaluator.view.stats import progress
 
-        def pct(x: float | None) -> str:
-            return "-" if x is None else f"{x:.0%}"
-
-        total = "?" if self.total is None else str(self.total)
-        fig["line"] = " | ".join([
-            f"{done}/{total} episodes", f"{fig['ep_per_s']:.1f} ep/s",
-            f"{fig['tok_per_s']:.0f} tok/s", f"prompt cached {pct(fig['prompt_cached'])}",
-            f"tool cache hits {pct(fig['tool_hits'])}",
-            f"errors {fig['unfinished']} (infra retries {fig['infra_retries']})",
-        ])
-        return fig
+        return progress(self)

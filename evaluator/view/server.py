@@ -3,7 +3,10 @@
     GET /                      the single-page viewer (static/index.html, app.js, ...)
     GET /api/runs              runs: label, directory, row count, generation, progress figures
     GET /api/list              ?run=&sort=&desc=&page=&per=&failed=&q=&f.<column>=
-    GET /api/episode           ?run=&key=   the record, its judgements and failures, navigation
+                               (+ the score summary of the matching rows)
+    GET /api/episode           ?run=&key=   the record, its judgements and failures, how its
+                               score comes about, navigation; a running unit's journaled
+                               responses
     GET /api/diff              ?a_run=&a_key=&b_run=&b_key=   two episodes side by side
     GET /runs/<run>/report.html   the run's own report (its rows link to view/index.html#...)
 
@@ -24,6 +27,8 @@ import msgspec
 from aiohttp import web
 
 from evaluator.view.query import QueryError, RunView
+from evaluator.view.rules import ViewRules
+from evaluator.view.stats import score_detail, summary
 
 STATIC_FILES = ("index.html", "app.js", "episode.js", "app.css")
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -72,6 +77,7 @@ def open_runs(run_dirs: list[Path], *, success_threshold: float | None = None,
     directory name, duplicates numbered) so the report's links find their run."""
     views: list[RunView] = []
     seen: dict[str, int] = {}
+    rules: ViewRules | None = None   # the first run's (saved or from the registry), shared
     for d in run_dirs:
         d = Path(d)
         manifest = _read_json(d / "manifest.json")
@@ -84,8 +90,10 @@ def open_runs(run_dirs: list[Path], *, success_threshold: float | None = None,
         if isinstance(manifest.get("n_tasks"), int) and isinstance(manifest.get("trials"), int):
             total = manifest["n_tasks"] * manifest["trials"]
         threshold = success_threshold if success_threshold is not None else _threshold(d)
-        views.append(RunView(label, d, label, threshold=0.75 if threshold is None else threshold,
-                             total=total, persist=persist))
+        view = RunView(label, d, label, threshold=0.75 if threshold is None else threshold,
+                       total=total, persist=persist, rules=rules)
+        rules = view.rules
+        views.append(view)
     return views
 
 
@@ -95,6 +103,7 @@ class Viewer:
     def __init__(self, views: list[RunView]) -> None:
         self.views = views
         self.by_rid = {v.rid: v for v in views}
+        self.listed = False  # a list page was served (the rules check waits for it)
 
     def view(self, rid: str | None) -> RunView:
         if not rid and self.views:
@@ -128,9 +137,10 @@ class Viewer:
                             q=params.get("q", ""), sort=params.get("sort", "#"),
                             desc=params.get("desc") in ("1", "true"))
         total = len(positions)
+        self.listed = True
         return {"run": v.rid, "generation": v.generation, "total": total,
                 "all": len(v.v["key"]), "page": page, "per": per,
-                "pages": max(1, -(-total // per)),
+                "pages": max(1, -(-total // per)), "summary": summary(v, positions),
                 "rows": v.rows(positions[page * per:(page + 1) * per])}
 
     def episode(self, rid: str | None, key: str) -> dict[str, Any]:
@@ -164,9 +174,25 @@ class Viewer:
             "run": v.rid, "row": v.row(i), "threshold": v.threshold,
             "record": msgspec.Raw(v.read("episodes", idx)) if src == 0 else None,
             "judgements": raws("judgements", "thash", v.v["thash"][i]) or raws("judgements"),
-            "failures": raws("failures"),
+            "failures": raws("failures"), "score_detail": score_detail(v, i),
+            "journal": raws("journal") if src == 2 else [],
             "trials": [brief(v, j) for j in v.trials_of(i)], "other_runs": others,
         }
+
+    async def check_rules(self, wait_s: float = 5.0) -> None:
+        """The tables opened from their saved copies were built with the rules saved with
+        them: compare with the registry's (imported off the event loop, once the first list
+        page was served or after `wait_s`, so the imports do not slow that page) and rebuild
+        those that differ."""
+        import asyncio
+
+        for _ in range(int(wait_s / 0.05)):
+            if self.listed:
+                break
+            await asyncio.sleep(0.05)
+        fresh = await asyncio.to_thread(ViewRules.from_registry)
+        for v in self.views:
+            v.check_rules(fresh)
 
     def diff(self, params: dict[str, str]) -> dict[str, Any]:
         try:

@@ -172,7 +172,10 @@ async def test_build_records_the_gate_and_reloads(big_store: Path, kind: str, mo
     assert info["tools"]["web_search"]["search"] == mode
     assert info["tools"]["web_search"]["recall_at_8"] == ws.recall_at_k
     assert info["tools"]["weather_current_conditions"] == {"rows": 3, "search": "exact",
-                                                           "reason": "small"}
+                                                           "reason": "small",
+                                                           "kernel": "faiss-mapped"}
+    assert info["tools"]["web_search"]["kernel"] == (
+        "faiss-ivf-mapped" if mode == "approximate" else "faiss-mapped")
     assert info["embedder_model"] == "vec-emb" and info["min_recall"] == 0.99
     json.dumps(info)  # goes into the run manifest
     text = "\n".join(summary_lines(meta))
@@ -183,6 +186,7 @@ async def test_build_records_the_gate_and_reloads(big_store: Path, kind: str, mo
 
     exact = EmbeddingIndex(big_store, backend="torch")
     assert exact.describe()["tools"]["web_search"]["search"] == "exact"
+    assert exact.describe()["tools"]["web_search"]["kernel"] == "torch-stream"
 
 
 async def test_rebuild_drops_a_stale_ivf(big_store: Path) -> None:

@@ -151,6 +151,27 @@ def test_bench_of_a_plugin_with_a_routed_judge(tmp_path):
     assert sum(d["requests"] for d in judged) > 0
     assert bench["estimate"]["episodes"] == 60
     assert "judge" in bench["roles"]
+    # the judge is in the estimate: its tokens per episode from the telemetry
+    judge = bench["roles"]["judge"]
+    assert judge["tokens_per_episode"] > 0 and judge["estimate_s"] > 0
+    assert "leaves judging out" not in r.stderr
+
+
+def test_bench_warnings():
+    from evaluator.cli.bench import bench_warnings
+
+    b = {"episodes": 8, "roles": {
+        "agent": {"request_hit_rate": 0.0, "ideal_hit_rate": 0.6},
+        "user": {"request_hit_rate": 0.5, "ideal_hit_rate": 0.6}}}
+    w = bench_warnings(b, concurrency=8)
+    assert w[0].startswith("warning: concurrency 8 >= the bench's 8 episodes")
+    assert w[1].startswith("warning: agent: no cached prompt tokens counted")
+    assert "--enable-prompt-tokens-details" in w[1]
+    assert w[2].startswith("note: the estimate leaves judging out")
+    assert len(w) == 3  # the user simulator's cached tokens are counted
+    b["roles"]["judge"] = {"request_hit_rate": None, "ideal_hit_rate": None}
+    b["roles"]["agent"]["request_hit_rate"] = 0.4
+    assert bench_warnings(b, concurrency=4) == []
 
 
 def test_replica_weights_reach_the_router():

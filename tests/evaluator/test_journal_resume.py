@@ -78,7 +78,7 @@ def _comparable(run_dir: Path) -> dict:
     [rec] = list(iter_records(run_dir))
     data = json.loads(json.dumps(rec, default=lambda o: {
         f: getattr(o, f) for f in o.__struct_fields__}))
-    for key in ("timings", "started_at", "finished_at", "replay"):
+    for key in ("timings", "started_at", "finished_at", "replay", "calls"):
         data.pop(key, None)
     data["unit"].pop("run")
     for call in data["tool_calls"]:

@@ -172,3 +172,43 @@ async def test_identical_trajectories_in_flight_are_judged_once(tmp_path, rerun)
     scores = score_run(tmp_path, JudgeSettings(model="judge-m"))
     assert len(scores) == 4 and len({s.score for s in scores}) == 1
     assert scores[0].score is not None
+
+
+async def test_drain_stops_when_asked_and_keeps_what_is_judged(tmp_path):
+    """`drain(stop)`: judged and written, unless stopped first; then what is judged is on
+    disk, what was in flight is not (it stays owed), and a later pool judges only that."""
+    import asyncio
+
+    from evaluator.judges.owed import count_owed
+
+    class StuckOnMeta(ScriptedClient):
+        async def chat(self, messages, **kw):
+            if "auditing an evaluation" in messages[-1].content:
+                await asyncio.Event().wait()   # a meta-judge that never answers
+            return await super().chat(messages, **kw)
+
+    recs = [make_record("single_turn", "s1"), make_record("unsolvable", "u1")]
+    _episodes(tmp_path, recs)
+    settings = JudgeSettings(concurrency=2)
+    pool = JudgePool(tmp_path, settings, client=StuckOnMeta(answer))
+    await pool.start()
+    for r in recs:
+        await pool.submit(r)
+    stop = asyncio.Event()
+    draining = asyncio.create_task(pool.drain(stop))
+    for _ in range(500):   # until the rubric is written and the meta-judge asked
+        if pool.stats.judged >= 2:
+            break
+        await asyncio.sleep(0.01)
+    stop.set()
+    assert await asyncio.wait_for(draining, 10) is False
+    assert sorted(j.kind for j in read_judgements(tmp_path)) == ["travel_rubric", "unsolvable"]
+    owed = count_owed(tmp_path, settings, "judge-m", None, {})
+    assert (owed.episodes, owed.judgements) == (1, 1)       # s1's meta-judgement
+    done = JudgePool(tmp_path, settings, client=ScriptedClient(answer))
+    stats = await done.judge_run()
+    assert stats.judged == 1 and count_owed(tmp_path, settings, "judge-m", None, {}).episodes == 0
+    # nothing to judge: drain returns at once, as close() does
+    again = JudgePool(tmp_path, settings, client=ScriptedClient(answer))
+    await again.start()
+    assert await asyncio.wait_for(again.drain(asyncio.Event()), 10) is True

@@ -34,7 +34,9 @@ def test_auto_is_smoke_for_the_sample_and_paper_for_real_data():
     assert real.trials == 3
     assert (real.protocol.max_steps, real.protocol.max_turns) == (20, 10)
     assert (real.agent.sampling.temperature, real.agent.sampling.max_tokens) == (0.7, 8192)
-    assert (real.user.sampling.temperature, real.user.sampling.max_tokens) == (0.7, 8192)
+    # the user simulator at 0: the reference's run script (scripts/infer.sh) and the paper
+    assert (real.user.sampling.temperature, real.user.sampling.max_tokens) == (0.0, 8192)
+    assert real.options == {"rendering": "reference", "judge_answers": "reference"}
     assert real.judge.sampling.max_tokens == 16384 and real.judge.sampling.top_p == 0.95
     assert real.judge.max_attempts == 10
     assert real.judge.max_transcript_chars == 0
@@ -164,9 +166,10 @@ def test_the_paper_profiles_output_caps_are_the_references(tmp_path):
     assert vita.agent.sampling.max_tokens is None and vita.user.sampling.max_tokens is None
     assert vita.judge.sampling.max_tokens is None and vita.judge.structured_output is False
     assert profile_deviations(vita) == {}
-    # GroupTravelBench's gives the agent, users and tool simulator 8,192 tokens
+    # GroupTravelBench's run script gives the agent 12,288 tokens, the users 16,384 and the
+    # tool simulator 8,192
     gtb = _load(("data.benchmark", "grouptravelbench"), ("data.dataset", str(tmp_path)))
-    assert gtb.agent.sampling.max_tokens == 8192 and gtb.user.sampling.max_tokens == 8192
+    assert gtb.agent.sampling.max_tokens == 12288 and gtb.user.sampling.max_tokens == 16384
     assert gtb.sandbox.simulator_max_tokens == 8192
     assert gtb.judge.sampling.max_tokens == 32768
     assert gtb.judge.context_tokens == 0 and profile_deviations(gtb) == {}

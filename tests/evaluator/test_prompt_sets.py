@@ -73,6 +73,13 @@ class FakeAssistant:
             return Message(content="Fake apology: out of steps.")
         except Exception as e:
             return Message(content=f"Fake error {e}")
+
+    def _handle_tool_calls(self, message, state):
+        try:
+            result = run()
+        except Exception as e:
+            result = ToolMessage(content=f"Fake failure {str(e)}", error=True)
+        return result
 ''',
     "travelbench/simulators/user_simulator.py": '''
 class FakeUser:
@@ -124,7 +131,9 @@ TOOLS_SCHEMAS = []
 
 
 def make_checkout(root: Path, packed: bool = False) -> Path:
-    for rel, text in FAKE.items():
+    from .fake_travelbench_ref import files
+
+    for rel, text in {**FAKE, **files()}.items():
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -238,6 +247,10 @@ def test_import_errors_name_what_is_missing(tmp_path, home, capsys, rel, old, ne
 def test_import_of_a_directory_without_the_files(tmp_path, home, capsys):
     (tmp_path / "empty").mkdir()
     assert main(["prompts", "import", "--from", str(tmp_path / "empty")]) == 2
+    # no benchmark's reference layout there: with several importers, --bench is needed
+    assert "--bench" in capsys.readouterr().err
+    assert main(["prompts", "import", "--bench", "travelbench", "--from",
+                 str(tmp_path / "empty")]) == 2
     err = capsys.readouterr().err
     assert "agents/prompt.py: not found" in err and "small-xiangcheng/TravelBench" in err
 
@@ -300,7 +313,8 @@ def test_protocols_use_the_set(imported):
     user = prompting.user_system_prompt(task, s)
     assert "Write [Finish Conversation] at the end." in user and "Intent: Know the weather" in user
     assert prompting.step_limit_reply(s) == "Fake apology: out of steps."
-    assert prompting.prompt_version(s) == f"{prompting.PROMPT_VERSION}+reference+{imported.label}"
+    assert prompting.prompt_version(s) == (f"{prompting.PROJECT_PROMPT_VERSION}+reference+"
+                                           f"{imported.label}")
     assert prompting.prompt_digest(s) != prompting.PROMPT_DIGEST
     assert prompting.step_limit_reply() != "Fake apology: out of steps."  # built-in untouched
 

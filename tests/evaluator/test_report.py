@@ -146,3 +146,35 @@ def test_k32_study_curves(tmp_path: Path) -> None:
     assert page.count('data-plot="curve-pass@k"') == 1
     assert page.count("<circle") >= 3 * 32
     write_report(report, tmp_path)
+
+
+def test_axes_of_fractions_stop_at_one_and_ticks_stay_short() -> None:
+    from evaluator.report.svg import bar_chart, fraction_top, nice_top, tick_text
+
+    assert nice_top(1.05) == 1.5 and nice_top(0.21) == 0.25 and nice_top(7.0) == 10.0
+    assert fraction_top([1.0, 0.4]) == 1.0 and fraction_top([0.031]) == pytest.approx(0.04)
+    assert fraction_top([1.4]) == 1.5   # not a fraction after all: not cut
+    assert [tick_text(v) for v in (0, 0.25, 12000, 2.5e6, 48000.0)] == [
+        "0", "0.25", "12k", "2.5M", "48k"]
+    svg = bar_chart("rates", ["a", "b"], [("r", [1.0, 0.5])], kind="x", fraction=True)
+    ticks = [t.split("<")[0] for t in svg.split('class="tick">')[1:7]]
+    assert ticks[-1] == "1" and "e+" not in svg
+
+
+def test_judge_tokens_from_the_runs_telemetry(tmp_path: Path) -> None:
+    run_dir = write_run_dir(tmp_path / "run", "judged", 4, 2, seed=8)
+    role = {"calls": 0, "in_flight": 0, "prompt": 0, "completion": 0, "cached": 0,
+            "model_s": 0.0}
+    rows = [{"start": 1000.0, "interval_s": 1.0},
+            {"t": 0.0, "episodes": 0, "running": 0, "replicas": [],
+             "roles": {"agent": role, "judge": role}},
+            {"t": 5.0, "episodes": 8, "running": 0, "replicas": [],
+             "roles": {"agent": {**role, "calls": 8, "prompt": 8000},
+                       "judge": {**role, "calls": 8, "prompt": 40000, "completion": 2000,
+                                 "cached": 1000}}}]
+    (run_dir / "timeseries.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    report = build_report([load_run(run_dir, use_scoring=False)], n_boot=20, backend="numpy")
+    tokens = {t.role: t for t in report.runs[0].subset("all").tokens}
+    assert tokens["judge"].prompt_tokens == 40000 and tokens["judge"].completion_tokens == 2000
+    assert tokens["all"].prompt_tokens == 8 * 1500 + 40000  # episodes' agent + user + judge
+    assert "| judged | judge | 40000 | 2000 | 1000 | 2.5% |" in report.markdown()

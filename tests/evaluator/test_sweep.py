@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -140,56 +141,130 @@ def test_a_grid_runs_every_cell_and_equals_local_runs(tmp_path, stubs):
     assert p.returncode == 2 and "already holds a sweep" in err and "--resume" in err
 
 
-def test_a_killed_sweep_resumes_without_loss_or_repeats(tmp_path):
+def _wait_lines(p: subprocess.Popen[str], path: Path, n: int) -> None:
+    deadline = time.monotonic() + 120
+    while not (path.exists() and path.read_bytes().count(b"\n") >= n):
+        assert p.poll() is None, p.communicate()
+        assert time.monotonic() < deadline, f"{path} never held {n} lines"
+        time.sleep(0.02)
+
+
+def test_a_stopped_and_killed_sweep_resumes_without_loss_or_repeats_and_judges_all(tmp_path):
+    """SIGTERM mid-cell (exit 130, the cell's 130 recorded), resumed and killed (SIGKILL),
+    resumed again: every unit once, and every episode judged, those whose judgements were in
+    flight at the stop or the kill included (a resume used to judge only its own episodes, and
+    the grid showed such a cell with fewer scored units)."""
+    from evaluator.judges.transcript import trajectory_hash
+    from evaluator.run.results import iter_records
     from perf.stub_server import start_stub
+    from tests.toybench.judges import EXACT, GRADE
 
     with start_stub("--mode", "text", "--sleep", "0.4") as agent, \
-            start_stub("--mode", "schema") as judge:
+            start_stub("--mode", "schema", "--sleep", "0.3") as judge:
         grid = _grid(tmp_path / "g.toml", tmp_path / "sweeps", agent.url, judge.url, "k")
+        d = tmp_path / "sweeps" / "k"
         p = _cli("sweep", str(grid), home=tmp_path)
-        first = tmp_path / "sweeps" / "k" / "cold__all" / "episodes.jsonl"
-        deadline = time.monotonic() + 120
-        while not (first.exists() and first.read_bytes().count(b"\n") >= 2):
-            assert p.poll() is None, p.communicate()
-            assert time.monotonic() < deadline, "the first cell never wrote two episodes"
-            time.sleep(0.02)
+        _wait_lines(p, d / "cold__all" / "episodes.jsonl", 2)
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 130 and "--resume" in err, err
+        state = {c["name"]: c["exit_code"] for c in
+                 json.loads((d / "sweep.json").read_text())["cells"]}
+        assert state["cold__all"] == 130, state
+        p = _cli("sweep", "--resume", str(d), home=tmp_path)
+        _wait_lines(p, d / "cold__first2" / "episodes.jsonl", 2)
         os.kill(p.pid, signal.SIGKILL)  # the driver dies mid-cell
         p.communicate()
-        d = tmp_path / "sweeps" / "k"
         changed = grid.read_text().replace("seed = 7", "seed = 8")
         (tmp_path / "other.toml").write_text(changed)
         p = _cli("sweep", str(tmp_path / "other.toml"), "--resume", str(d), home=tmp_path)
         _, err = p.communicate(timeout=60)
         assert p.returncode == 2 and "differs from the sweep" in err
         p = _cli("sweep", "--resume", str(d), home=tmp_path)
-        _, err = p.communicate(timeout=300)
+        out, err = p.communicate(timeout=300)
         assert p.returncode == 0, err
     for cell, units in (("cold__all", 6), ("cold__first2", 4), ("warm__all", 6),
                         ("warm__first2", 4)):
-        counts = Counter((r["unit"]["task"], r["unit"]["trial"])
-                         for r in _records(d / cell))
+        records = _records(d / cell)
+        counts = Counter((r["unit"]["task"], r["unit"]["trial"]) for r in records)
         assert len(counts) == units and set(counts.values()) == {1}, cell
+        kinds: dict[str, set[str]] = {}
+        for line in (d / cell / "judgements.jsonl").read_text().splitlines():
+            j = json.loads(line)
+            kinds.setdefault(j["trajectory_hash"], set()).add(j["kind"])
+        assert all(kinds.get(trajectory_hash(r)) == {EXACT, GRADE}
+                   for r in iter_records(d / cell)), cell
     state = json.loads((d / "sweep.json").read_text())
     assert {c["exit_code"] for c in state["cells"]} == {0}
+    assert {c["owed"] for c in state["cells"]} == {0}
+    report = json.loads((d / "grid.json").read_text())
+    assert {(c["model"], c["bench"]): c["n_scored"] for c in report["cells"]} == {
+        ("cold", "all"): 6, ("cold", "first2"): 4, ("warm", "all"): 6, ("warm", "first2"): 4}
+    assert "lack judgements" not in out
 
 
-def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch):
-    """`--ray auto` with no cluster started fails before the sweep directory exists, so the
-    same command works once `ray start --head` has run (it used to leave a sweep behind that
-    only `--resume` would take)."""
+def test_sweep_out_places_the_sweep_and_resume_keeps_its_directory(tmp_path, stubs,
+                                                                   monkeypatch):
+    """`sweep --out DIR` replaces the file's `out`; a resume stays in the directory it is
+    given, from any working directory, and refuses --out."""
+    from evaluator.sweep.local import prepare
+
+    agent, judge = stubs
+    grid = _grid(tmp_path / "g.toml", tmp_path / "elsewhere", agent.url, judge.url)
+    sweep, cells = prepare(str(grid), None, str(tmp_path / "mine"))
+    assert sweep.directory == tmp_path / "mine" / "g"
+    assert {next(v for k, v, _ in c.overrides if k == "out") for c in cells} == {
+        str(tmp_path / "mine" / "g")}
+    with pytest.raises(SweepError, match="a directory is needed"):
+        prepare(str(grid), None, " ")
+    p = _cli("sweep", str(grid), "--out", str(tmp_path / "mine"), home=tmp_path)
+    _, err = p.communicate(timeout=300)
+    assert p.returncode == 0, err
+    assert (tmp_path / "mine" / "g" / "grid.json").exists()
+    assert not (tmp_path / "elsewhere").exists()
+    p = _cli("sweep", "--resume", str(tmp_path / "mine" / "g"), "--out", "x", home=tmp_path)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 2 and "--out: a resumed sweep stays in its directory" in err
+    monkeypatch.chdir(tmp_path)   # elsewhere, and the kept file's `out` is another place
+    resumed, cells = prepare(None, str(tmp_path / "mine" / "g"))
+    assert resumed.directory == tmp_path / "mine" / "g"
+    assert {next(v for k, v, _ in c.overrides if k == "out") for c in cells} == {
+        str(tmp_path / "mine" / "g")}
+
+
+@pytest.mark.parametrize("how", ["RAY_ADDRESS", "recorded", "argument"])
+def test_a_ray_sweep_without_a_cluster_writes_nothing(tmp_path, monkeypatch, how):
+    """`--ray auto` (or an address) where no cluster answers fails at once, in one line,
+    before the sweep directory exists, so the same command works once `ray start --head` has
+    run (it used to leave a sweep behind that only `--resume` would take, and a stale address
+    was retried for minutes)."""
     pytest.importorskip("ray")
     from evaluator.sweep import ray_exec
     from evaluator.sweep.local import prepare
+    from perf.stub_server import free_port
 
-    def no_cluster(ray, address):
-        raise SweepError(f"--ray {address}: no Ray cluster there")
-
-    monkeypatch.setattr(ray_exec, "_connect", no_cluster)
+    dead = f"127.0.0.1:{free_port()}"   # nothing listens there
+    if how == "recorded":   # a stale record of a cluster `ray start` made, since stopped
+        monkeypatch.delenv("RAY_ADDRESS", raising=False)
+        monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+        (tmp_path / "ray").mkdir()
+        (tmp_path / "ray" / "ray_current_cluster").write_text(dead)
+    else:
+        monkeypatch.setenv("RAY_ADDRESS", dead)
     grid = _grid(tmp_path / "g.toml", tmp_path / "out", "http://127.0.0.1:9/v1",
                  "http://127.0.0.1:9/v1")
     sweep, cells = prepare(str(grid), None)
-    with pytest.raises(SweepError, match="no Ray cluster"):
-        ray_exec.run_on_ray(sweep, cells, ray_exec.RaySettings(address="auto"), resume=False)
+    address = dead if how == "argument" else "auto"
+    with pytest.raises(SweepError) as e:
+        ray_exec.run_on_ray(sweep, cells, ray_exec.RaySettings(address=address), resume=False)
+    # (Ray connects to a loopback address as this node's IP: the message says so)
+    port = dead.rsplit(":", 1)[1]
+    assert re.search(rf"no Ray cluster answers at \S+:{port} \(", str(e.value)), str(e.value)
+    assert {"RAY_ADDRESS": "RAY_ADDRESS", "argument": "the address given",
+            "recorded": f"recorded in {tmp_path / 'ray' / 'ray_current_cluster'}): Connection "
+                        "refused (a cluster that has stopped? `ray stop` clears the record)"
+            }[how] in str(e.value)
+    assert "\n" not in str(e.value)
     assert not sweep.directory.exists()
     assert prepare(str(grid), None)[1] == cells      # the same command is still a new sweep
 
@@ -247,7 +322,7 @@ data = "{TOY}"
     cells = expand(sweep)
     ex = CellExecutor(sweep, cell_configs(sweep, cells), progress="off",
                       engine_log=tmp_path / "engine.log", engine_url=given_url)
-    assert asyncio.run(ex.run(cells[0])) == 0
+    assert asyncio.run(ex.run(cells[0])) == (0, 0)   # exit code, episodes owing judgements
     assert seen[0].min_request_timeout_s == (CPU_REQUEST_TIMEOUT_S if want == "slow" else want)
     assert ("engine.url", given_url or "http://127.0.0.1:7/v1", "sweep's embedded engine") in \
         seen[0].overrides

@@ -123,7 +123,10 @@ class Browser:
                              f"{await self.eval('document.body.innerText.slice(0, 2000)')}")
 
     async def goto(self, url: str, view: str) -> None:
-        """Navigate; wait for the viewer's `view` (or, with "", for the page to load)."""
+        """Navigate; wait for the viewer's `view` (or, with "", for the page to load). The
+        marker is cleared first: a navigation that only changes the hash keeps the page, whose
+        old view would otherwise satisfy the wait before the new one is drawn."""
+        await self.eval("document.body && (document.body.dataset.view = 'navigating')")
         await self.send("Page.navigate", url=url)
         if view:
             await self.wait(f"document.body && document.body.dataset.view === {json.dumps(view)}")
@@ -231,6 +234,18 @@ async def test_viewer_in_chromium(run_dir: Path, tmp_path: Path) -> None:
         assert await browser.eval("document.querySelectorAll('table.list tbody tr').length") == 8
         header = await browser.eval("document.getElementById('progress').innerText")
         assert "8/8 episodes" in header and "tool cache hits" in header
+        # a finished run: its duration and averages, infrastructure apart from verdicts
+        assert "ep/min" in header and "0.0 ep/s" not in header and "errors" not in header
+        assert "infra failures 0" in header and "not passed 8 (" in header
+        # the score summary of the listed units: per subset and over all
+        summary = await browser.eval(
+            "[...document.querySelectorAll('table.summary-table tr')].map(r => "
+            "[...r.children].map(c => c.innerText))")
+        assert summary[0][:4] == ["subset", "units", "running", "scored"]
+        assert [r[0] for r in summary[1:]] == ["travelbench/multi_turn",
+                                               "travelbench/single_turn", "all"]
+        assert summary[-1][1] == "8" and summary[-1][6] == "8"  # 8 units, 8 not passed
+        print("screenshot:", await browser.screenshot("viewer-list.png"))
 
         # into the hostile episode with a real click
         await browser.click('tr[data-key="travelbench/single_turn/st-001#0"] a.ep', "episode")
@@ -246,6 +261,19 @@ async def test_viewer_in_chromium(run_dir: Path, tmp_path: Path) -> None:
             "[...document.querySelectorAll('.judgement')].map(e => e.innerText).join('\\n')")
         assert "helpfulness" in judges and f"clear plan {PWN}" in judges
         assert "judge error" in judges                         # the stub judge's failure
+        # how the score comes about: the rating 0.8, no audit, its one tool call an error
+        assert await browser.eval("document.getElementById('score-formula').innerText") == (
+            "0.800 (travel_rubric) × 1.000 (audit) × 0.000 (tool errors) = 0.000")
+        assert "pass when score ≥ 0.75" in await browser.eval(
+            "document.querySelector('.score-detail').innerText")
+        assert await browser.eval("document.querySelector('.judgement.used').innerText"
+                                  ".includes('judge-model')")
+        # the timeline: each model call, and the tool call after the agent call that made it
+        timeline = await browser.eval("[...document.querySelectorAll('table.timeline tr')]"
+                                      ".map(r => r.className + ' ' + r.cells[0].innerText)")
+        assert timeline[:3] == ["t-agent agent call", "t-tool tool lookup", "t-agent agent call"]
+        assert await browser.eval("[...document.querySelectorAll('.tl-bar')].every("
+                                  "b => b.getBoundingClientRect().width >= 1)")
         assert await browser.eval(NOT_PWNED)
         print("screenshot:", await browser.screenshot("viewer-episode.png"))
 
@@ -253,6 +281,18 @@ async def test_viewer_in_chromium(run_dir: Path, tmp_path: Path) -> None:
         assert "#1" in await browser.eval("document.querySelector('.summary').innerText")
         await browser.click("a.cmp", "diff")
         assert await browser.eval("document.querySelectorAll('.cols .side').length") == 2
+        # two trials of one task at temperature 0 on the stub: nothing differs
+        assert await browser.eval("document.getElementById('diff-note').innerText") == (
+            "the two conversations are identical")
+        # two tasks side by side: the differing messages and figures are marked
+        await browser.goto(url + "#/diff?a_run=hostile&a_key=travelbench%2Fsingle_turn%2F"
+                           "st-001%230&b_run=hostile&b_key=travelbench%2Fmulti_turn%2F"
+                           "mt-001%230", "diff")
+        assert "conversations differ from message" in await browser.eval(
+            "document.getElementById('diff-note').innerText")
+        assert await browser.eval("document.querySelectorAll('.cols .differs').length") >= 2
+        assert await browser.eval("[...document.querySelectorAll('table.compare tr.differs')]"
+                                  ".map(r => r.cells[0].innerText).includes('messages')")
         await browser.screenshot("viewer-diff.png")
 
         # the run's report, served by the viewer: its rows link back into the list
@@ -272,6 +312,20 @@ async def test_viewer_in_chromium(run_dir: Path, tmp_path: Path) -> None:
             fh.write(extra + b"\n")
         await browser.wait("document.querySelectorAll('table.list tbody tr').length === 3", 10)
         assert "9/8 episodes" in await browser.eval("document.getElementById('progress').innerText")
+        # a unit with responses in the journal and no record yet is listed too
+        unit = "travelbench/single_turn/st-001#5"
+        entry = {"u": unit, "i": 0, "r": "agent", "h": "x", "resp": {
+            "id": "r", "model": "m", "choices": [{"index": 0, "message": {
+                "role": "assistant", "content": f"thinking {PWN}"}}],
+            "usage": {"prompt_tokens": 30, "completion_tokens": 3}}}
+        (run_dir / "journal.jsonl").write_text(json.dumps(entry) + "\n")
+        await browser.wait("document.querySelectorAll('table.list tbody tr').length === 4", 10)
+        # the run has all its units (9 of 8): not live, so the unit is shown interrupted
+        assert await browser.eval(f"document.querySelector('tr[data-key=\"{unit}\"] "
+                                  ".termination').innerText") == "interrupted"
+        await browser.click(f'tr[data-key="{unit}"] a.ep', "episode")
+        assert f"thinking {PWN}" in await browser.eval("document.getElementById('main').innerText")
+        (run_dir / "journal.jsonl").unlink()
         assert await browser.eval(NOT_PWNED)
         assert not browser.exceptions, browser.exceptions
         assert all(u.startswith(url) for u in browser.requests), browser.requests
@@ -292,6 +346,10 @@ async def test_static_export_from_disk(run_dir: Path, tmp_path: Path) -> None:
         page = (out / "index.html").as_uri()
         await browser.goto(page, "list")
         assert await browser.eval("document.querySelectorAll('table.list tbody tr').length") >= 8
+        # the score summary, computed in the page from the exported rows
+        total = await browser.eval("document.getElementById('count').innerText.split(' ')[0]")
+        assert await browser.eval("[...document.querySelectorAll('table.summary-table tr')]"
+                                  ".pop().cells[1].innerText") == total
         await browser.click('tr[data-key="travelbench/single_turn/st-001#0"] a.ep', "episode")
         assert PWN in await browser.eval("document.getElementById('main').innerText")
         await browser.goto(page + "#/list?q=west%20lake&failed=1", "list")

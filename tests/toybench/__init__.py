@@ -13,6 +13,7 @@ from evaluator.records import EpisodeRecord
 from .data import FORMAT, NAME
 from .environment import CalculatorFactory
 from .judges import EXACT, GRADE, JUDGES
+from .options import ToyOptions
 from .protocol import run_qa
 from .scoring import SECTION, score
 
@@ -31,6 +32,8 @@ BENCHMARK = Benchmark(
     judge_kinds=judge_kinds,
     score=score,
     report=SECTION,
-    profiles={"paper": {"trials": 2, "protocol": {"max_steps": 3}}},
+    profiles={"paper": {"trials": 2, "protocol": {"max_steps": 3},
+                        "options": {"final_only": True}}},
+    options=ToyOptions,
     description="arithmetic questions with a calculator (the docs' example)",
 )

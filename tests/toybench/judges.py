@@ -35,7 +35,11 @@ def _expected(inp: JudgeInput) -> str:
 
 def exact(inp: JudgeInput) -> Judgement:
     answer = inp.record.final_answer
-    hit = bool(re.search(rf"(?<!\d){re.escape(_expected(inp))}(?!\d)", answer))
+    if inp.options is not None and inp.options.final_only:
+        numbers = re.findall(r"\d+", answer)
+        hit = bool(numbers) and numbers[-1] == _expected(inp)
+    else:
+        hit = bool(re.search(rf"(?<!\d){re.escape(_expected(inp))}(?!\d)", answer))
     return Judgement(unit=inp.record.unit, trajectory_hash=inp.thash, judge_model="rule",
                      prompt_version="toy-exact-v1", kind=EXACT, score=float(hit),
                      scores={"exact": float(hit)}, created_at=time.time())

@@ -20,7 +20,9 @@ SYSTEM = (PROMPTS / "agent.txt").read_text(encoding="utf-8")
 
 async def run_qa(ctx: EpisodeContext) -> EpisodeRecord:
     task = ctx.task.payload_as(ToyTask)
-    episode = Episode(ctx, SYSTEM, task.question, step_limit_text="I ran out of steps.",
+    options = ctx.settings.options  # ToyOptions (the run's [options] table)
+    system = f"{SYSTEM}\n{options.hint}" if options is not None and options.hint else SYSTEM
+    episode = Episode(ctx, system, task.question, step_limit_text="I ran out of steps.",
                       extra={"prompt_version": PROMPT_VERSION})
     try:
         await episode.agent_turn(ctx.settings.max_steps)

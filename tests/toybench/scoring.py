@@ -32,6 +32,9 @@ def score(record: EpisodeRecord, judgements: JudgementLookup, ctx: ScoreContext
     graded = judgements.get(thash, GRADE, GRADER_VERSION)
     if graded is not None and graded.score is not None:
         unit.dims["graded"] = graded.score
+        weight = ctx.options.grader_weight if ctx.options is not None else 0.0
+        if weight and rule.score is not None:
+            unit.score = (1 - weight) * rule.score + weight * graded.score
     return unit
 
 

@@ -5,10 +5,12 @@ a POI table by path): preference tables and compromises (`preferences`, `comprom
 chat's speaking order (`chat`, `scheduler`), the plan JSON (`plan`), the rule metrics
 (`completeness`, `utility`, `validity`), their aggregation (`aggregate`) and the judge's
 rubric data (`rubric`). The episode (`protocol`: the scheduled chat, one simulator per user;
-`agent_turn`: the agent's tool loop and repetition guard), the 10 tools through the cached
-sandbox (`environment`, `validation`), the rule judge with unit scores and the report section
-(`scoring`), the five-dimension LLM judge and meta-judge (`judges`) and the `paper` profile
-(`settings`) make `BENCHMARK`. docs/grouptravelbench.md describes them.
+`agent_turn`: the agent's tool loop, repetition guard and table; `render`: what each model is
+sent), the prompt roles and their importer (`prompting`, `prompt_import`), the 10 tools through
+the cached sandbox and the POI table check (`environment`, `validation`, `poi_file`), the rule
+judge and unit scores (`scoring`), the report section (`report`), the five-dimension LLM judge
+and meta-judge (`judges`, `judge_inputs`, `judge_parse`), the options (`options`) and the
+`paper` profile (`settings`) make `BENCHMARK`. docs/grouptravelbench.md describes them.
 """
 
 from __future__ import annotations
@@ -18,11 +20,32 @@ from collections import defaultdict
 from bench_data.grouptravelbench import FORMAT
 from evaluator.benchmarks.base import Benchmark, JudgeSpec
 
-from .environment import ENVIRONMENT
-from .judges import JUDGE_KIND, JUDGE_VERSION, META_KIND, META_VERSION, run_judge, run_meta
+from .environment import ENVIRONMENT, deviations
+from .judges import (
+    JUDGE_KIND,
+    JUDGE_VERSION,
+    META_KIND,
+    META_VERSION,
+    judge_version,
+    meta_version,
+    run_judge,
+    run_meta,
+)
+from .options import GroupOptions
+from .prompt_import import import_reference
+from .prompting import PROMPT_ROLES
 from .protocol import run_group_chat
-from .scoring import METRICS, METRICS_VERSION, SECTION, judge_kinds, metrics, score
+from .report import SECTION
+from .scoring import METRICS, METRICS_VERSION, judge_kinds, metrics, metrics_version, score
 from .settings import PROFILES
+
+POI_FLAG_HELP = ("GroupTravelBench: the reference's POI table, "
+                 "poi2category/all_poi_by_city.json")
+
+
+def _versioned(base: str):
+    return lambda settings, prompts: base if prompts is None else prompts.version(base)
+
 
 BENCHMARK = Benchmark(
     name="grouptravelbench",
@@ -34,17 +57,26 @@ BENCHMARK = Benchmark(
     environment=ENVIRONMENT,
     judges={
         METRICS: JudgeSpec(kind=METRICS, version=lambda s, p: METRICS_VERSION, run=metrics,
-                           rule=True, pass_threshold=1.0),
-        JUDGE_KIND: JudgeSpec(kind=JUDGE_KIND, version=lambda s, p: JUDGE_VERSION,
-                              run=run_judge, prompt_files=("prompts/judge.txt",)),
-        META_KIND: JudgeSpec(kind=META_KIND, version=lambda s, p: META_VERSION, run=run_meta,
-                             prompt_files=("prompts/meta_judge.txt",), audits=JUDGE_KIND),
+                           rule=True, pass_threshold=1.0,
+                           options_version=lambda s, p, o: metrics_version(o)),
+        JUDGE_KIND: JudgeSpec(kind=JUDGE_KIND, version=_versioned(JUDGE_VERSION),
+                              run=run_judge, prompt_files=("prompts/judge.txt",),
+                              options_version=lambda s, p, o: judge_version(p, o)),
+        META_KIND: JudgeSpec(kind=META_KIND, version=_versioned(META_VERSION), run=run_meta,
+                             prompt_files=("prompts/meta.txt",), audits=JUDGE_KIND,
+                             options_version=lambda s, p, o: meta_version(p, o)),
     },
     judge_kinds=judge_kinds,
     score=score,
     report=SECTION,
     ok_terminations=("plan_generated", "max_turn_reached"),
     profiles=PROFILES,
+    prompts=PROMPT_ROLES,
+    prompt_importer=import_reference,
+    prompt_source="group_travelbench/agents/multi_prompt.py",
+    options=GroupOptions,
+    deviations=deviations,
+    run_flags={"--poi-table": ("options.poi_table", POI_FLAG_HELP)},
     description="one agent plans a group trip in a chat with 2-6 simulated users, with 10 "
                 "cached travel tools; rule metrics PC/GU/GF/PV and a 5-dimension LLM judge",
 )

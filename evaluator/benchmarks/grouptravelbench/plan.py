@@ -237,7 +237,7 @@ def _check_segment(seg: Any, where: str, users: set[str] | None,
         _check_times(seg, where, out)
         _check_cost(seg, where, out)
         return
-    if seg.get("type") != "city_block":
+    if seg.get("type", "city_block") != "city_block":  # a block may go without a type
         out.append(ShapeError(f"{where}.type", f'expected "{INTERCITY}" or "city_block", got '
                                                f"{seg.get('type')!r}"))
     _check_str(seg, "city", where, out)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 INTERCITY = "intercity_transport"
@@ -73,9 +74,15 @@ def cost(value: Any) -> float:
 
 def parse_time(value: Any) -> datetime | None:
     """HH:MM (as `%H:%M` parses it), else None ("unknown")."""
+    return _parse_clock(value) if isinstance(value, str) else None
+
+
+@lru_cache(maxsize=4096)
+def _parse_clock(value: str) -> datetime | None:
+    # memoised: the pairwise overlap checks parse the same few times over and over
     try:
         return datetime.strptime(value, "%H:%M")
-    except (TypeError, ValueError):
+    except ValueError:
         return None
 
 

@@ -1,29 +1,29 @@
-"""GroupTravelBench's episode: one agent, one simulator per user, a scheduled group chat.
+"""GroupTravelBench's episode: one agent, one simulator per user, a scheduled group chat, as
+the reference's interaction loop runs it.
 
-As the reference runs it: the opening statements are broadcast; the agent refreshes its
-preference table (an internal, tool-less call on the outward chat that never enters the
-chat) and posts an opening summary; then `scheduler.next_turn`/`advance` decide who speaks
-(an @-mentioned user, a table refresh plus summary every kappa rounds, else round-robin).
-A user's reply goes through `CompromiseTracker.begin_reply(...).submit(...)` (pass / commit /
-regenerate; the prompt is rebuilt when the user stops being compromisable). The agent's
-table is in its system prompt on every call; a polled agent reply that is a bare preference
-table is kept out of the chat (its tool steps stay) and a summary runs in its place. A plan
-JSON from the agent ends the chat ("plan_generated"); after `max_rounds` the agent is told
-to give its plan up to 3 times, only the last attempt entering the chat
-("max_turn_reached", the plan counted when valid); after a plan the table is refreshed once
-more on the chat without it. The agent calls the 10 tools through the cached sandbox
-(`agent_turn`: its tool loop and repetition guard: "multiple_repeated_tool_calls",
-"consecutive_repeated_tool_calls"). Users see only outward messages. The record's `extra`
-keeps the chat (tool entries included), the effective and the agent's preference tables, the
-compromise log and statistics and `plan_generated` for the judges.
+The opening statements are the chat's first messages. The agent refreshes its preference table
+(an internal call, `agent_turn.AgentSide.refresh`) and gives an opening summary (a turn with the
+summary instruction, in the chat); then `scheduler.next_turn`/`advance` decide who speaks: an
+@-mentioned role, a refresh plus summary every kappa rounds, else round-robin. A user's reply
+goes through `CompromiseTracker.begin_reply(...).submit(...)` (pass / commit / regenerate;
+the prompt is rebuilt when the user stops being compromisable). A polled or @-mentioned agent
+reply that is a bare preference table stays out of the chat (its tool steps stay) and a summary
+runs in its place. A plan from the agent ends the chat ("plan_generated"); after `max_rounds`
+the agent is told to give its plan, up to 3 times, only the last attempt entering the chat
+("max_turn_reached"; a plan-shaped one counts as generated); after a plan the table is
+refreshed once more on the chat without it. Users see the outward messages only.
+
+`options.summary_style = "table"` makes the summaries ask for the group's preference table
+(posted as JSON in the chat) instead of the reference's mediation. The record's `extra` keeps
+the chat (tool entries included), the effective and the agent's tables, the compromise log and
+statistics and `plan_generated` for the judges; `events` counts speaking events as the
+reference does (passes, @-mentions, summaries, the final plan).
 """
 
 from __future__ import annotations
 
 import json
-from functools import cache
-from pathlib import Path
-from string import Template
+from dataclasses import replace
 from typing import Any
 
 import msgspec
@@ -34,10 +34,13 @@ from evaluator.protocols.base import EpisodeContext
 from evaluator.protocols.loop import Episode, EpisodeEnded
 from evaluator.records import EpisodeRecord
 
-from .agent_turn import MAX_REPETITIVE_TURNS, RepetitionGuard, run_agent_turn
-from .chat import AGENT, is_message, last_outward, message, outward_messages
+from .agent_turn import MAX_REPETITIVE_TURNS, AgentSide, Situation, ask
+from .chat import AGENT, is_message, last_outward, message
 from .compromise import CompromiseTracker
-from .plan import is_travel_plan, parse_agent_table
+from .options import options_of
+from .plan import is_travel_plan
+from .prompting import Texts
+from .render import CallIds, agent_messages, history_before_last_message, user_messages
 from .scheduler import (
     MAX_MENTION_PASS_RETRIES,
     ScheduleConfig,
@@ -47,47 +50,27 @@ from .scheduler import (
     next_turn,
 )
 
-PROMPT_VERSION = "grouptravelbench-v4"
-PROMPTS = Path(__file__).with_name("prompts")
-SUMMARY_ASK = ("[moderator] Please summarise what each traveller wants so far as the group's "
-               "preference table (one JSON object keyed by traveller) and name the conflicts.")
-TABLE_ASK = ("Update the group's preference table from the chat: reply with only one JSON "
-             "object keyed by traveller name, each value holding \"global_constraints\" and "
-             "\"city_specific_preferences\" with everything each traveller has said so far "
-             "(a complete snapshot: leave out what someone has withdrawn).")
-TABLE_BLOCK = "Preference table collected so far:"
-MENTIONED_NOTE = ("[moderator] You were @-mentioned: answer the question directly, without "
-                  "passing it on to someone else.")
+PROMPT_VERSION = "grouptravelbench-v5"
 FINAL_PLAN_ATTEMPTS = 3
-FINAL_ASK = ("[moderator] The discussion is over. Reply with only the final travel plan as "
-             "one JSON object.")
+DIRECTIVE_ROLE = "user"
+"""The role name of the final-plan directive line in the agent's chat view (the reference's)."""
 
 
-@cache
-def _prompt(name: str) -> str:
-    """A prompt file, read once per process (a run's prompts never change under it)."""
-    return (PROMPTS / name).read_text(encoding="utf-8").strip()
+def prompt_version(ctx: EpisodeContext) -> str:
+    ps = ctx.settings.prompts
+    return PROMPT_VERSION if ps is None else ps.version(PROMPT_VERSION)
 
 
-def user_system_prompt(name: str, entry: Any, compromisable: bool) -> str:
-    """The shared rules first (one prefix for every user), then this user's block."""
-    entry = entry if isinstance(entry, dict) else {}
-    block = Template(_prompt("user_role.txt")).safe_substitute(
-        name=name, role=entry.get("role", ""),
-        preference=json.dumps(entry.get("preference", entry), ensure_ascii=False, indent=1),
-        compromise=_prompt("compromise_yes.txt" if compromisable else "compromise_no.txt"))
-    return _prompt("user.txt") + "\n\n" + block
-
-
-def render_chat(history: list[dict[str, Any]]) -> str:
-    return "\n".join(f"[{e.get('role')}]: {e.get('content') or ''}"
-                     for e in outward_messages(history))
+def user_list(users: list[str]) -> str:
+    return "\n".join(f"- {name}" for name in users)
 
 
 class GroupChat:
     def __init__(self, ctx: EpisodeContext) -> None:
         self.ctx = ctx
         self.task = ctx.task.payload_as(GroupTravelTask)
+        self.texts = Texts.of(ctx.settings.prompts)
+        self.options = options_of(ctx.settings.options)
         self.users = list(self.task.user_preferences)
         self.tracker = CompromiseTracker(self.task.user_preferences)
         self.config = ScheduleConfig.for_difficulty(self.users, self.task.difficulty_type)
@@ -95,128 +78,75 @@ class GroupChat:
         self.history: list[dict[str, Any]] = [
             message(str(m.get("role", "")), str(m.get("content", "")))
             for m in self.task.initial_messages]
+        for entry in self.history:
+            del entry["has_tool_calls"]  # the opening statements carry no such flag
+        self.user_names = user_list(self.users)
         self.prompts = {u: self._user_prompt(u) for u in self.users}
-        self.agent_table: dict[str, Any] | None = None
         self.plan_generated = False
         self.regenerations = 0
-        self.guard = RepetitionGuard()
         self.repetitive_turns = 0
         self.stats = {"solicited": 0, "accepted": 0, "refused": 0, "invalid": 0}
-        opening = "\n".join([self.task.context, self.task.query, "", render_chat(self.history)])
-        self.base_system = Template(_prompt("agent.txt")).safe_substitute(
-            users=", ".join(self.users))
-        self.episode = Episode(ctx, self.base_system, opening.strip(), task_time=self.task.time,
-                               step_limit_text="(no reply)",
-                               extra={"prompt_version": PROMPT_VERSION})
-        self._seen = len(self.history)  # chat entries the agent has already been shown
+        self.episode = Episode(ctx, "", "", task_time=self.task.time,
+                               extra={"prompt_version": prompt_version(ctx)})
+        self.agent = AgentSide(self.episode, self.texts, Situation(
+            self.user_names, self.task.query, self.task.context, self.task.time),
+            ctx.settings.max_steps)
+        ask_role = "agent_table_ask" if self.options.summary_style == "table" else (
+            "agent_convergence")
+        self.summary_ask = self.texts.text(ask_role)
 
+    # -- users ---------------------------------------------------------------------------
     def _user_prompt(self, user: str) -> str:
-        return user_system_prompt(user, self.task.user_preferences.get(user),
-                                  self.tracker.compromisable.get(user, False))
+        entry = self.task.user_preferences.get(user)
+        entry = entry if isinstance(entry, dict) else {}
+        yes = self.tracker.compromisable.get(user, False)
+        return self.texts.render(
+            "user_system", name=user, users=self.user_names, query=self.task.query,
+            time=self.task.time,
+            preference=json.dumps(entry.get("preference", {}), ensure_ascii=False),
+            compromise=self.texts.text("user_compromise_yes" if yes else "user_compromise_no"))
 
-    def _system(self) -> str:
-        """The agent's system prompt with its current preference table (as the reference
-        keeps it in every agent call)."""
-        table = json.dumps(self.agent_table or {}, ensure_ascii=False, indent=2)
-        return f"{self.base_system}\n\n{TABLE_BLOCK}\n{table}"
+    async def _user_reply(self, user: str, mentioned: bool) -> str:
+        """One user reply; an @-mentioned user who answers `[pass]` is asked again, up to
+        MAX_MENTION_PASS_RETRIES times (the last reply returned either way)."""
+        assert self.ctx.user is not None
+        system = self.prompts[user] + (self.texts.text("user_mentioned") if mentioned else "")
+        messages = [ChatMessage(role="system", content=system),
+                    *user_messages(self.history, user, self.texts)]
+        text = ""
+        attempts = 1 + (MAX_MENTION_PASS_RETRIES if mentioned else 0)
+        for attempt in range(1, attempts + 1):
+            reply = await ask(self.episode, "user", self.ctx.user, messages)
+            text = (reply.content or "").strip()
+            if not (mentioned and text == "[pass]"):
+                break
+            if attempt < attempts:
+                self.episode.count("mention_pass_retries")
+        return text
 
-    def _take_table(self, text: str) -> bool:
-        table = parse_agent_table(text)
-        if table is None or table == self.agent_table:
-            return False
-        self.agent_table = table
-        return True
-
-    async def agent_turn(self, ask: str = "", mentioned: bool = False
-                         ) -> tuple[str, list[dict[str, Any]]]:
-        """One agent turn on the chat so far; returns (reply, its chat entries) without
-        committing them (the caller decides what enters the chat)."""
-        news = [f"[{e['role']}]: {e['content']}" for e in self.history[self._seen:]
-                if is_message(e) and e.get("role") != AGENT]
-        if mentioned:
-            news.append(MENTIONED_NOTE)
-        if ask:
-            news.append(ask)
-        last = self.episode.messages[-1]
-        if news and last.role == "user":
-            last.content = f"{last.content}\n\n" + "\n".join(news)
-        elif news:
-            self.episode.messages.append(ChatMessage(role="user", content="\n".join(news)))
-            self.episode.n_user_turns += 1
-        self.episode.messages[0].content = self._system()
-        self._seen = len(self.history)
-        entries: list[dict[str, Any]] = []
-        text = await run_agent_turn(self.episode, entries, self.guard,
-                                    self.ctx.settings.max_steps)
-        return text, entries
-
-    def commit(self, entries: list[dict[str, Any]]) -> None:
-        self.history.extend(entries)
-        self._seen = len(self.history)
-
-    async def refresh_table(self, history: list[dict[str, Any]]) -> None:
-        """The internal preference-table update: one tool-less call on the outward chat that
-        never enters the chat (at the opening, at each summary and after a plan)."""
-        ask = f"[chat]\n{render_chat(history)}\n[end of chat]\n\n{TABLE_ASK}"
-        msgs = [ChatMessage(role="system", content=self._system()),
-                ChatMessage(role="user", content=ask)]
-        self.episode.n_agent_calls += 1
-        reply = await self.episode.call_model("agent", self.ctx.agent, msgs)
-        self.episode.count("table_refreshes")
-        self._take_table(reply.content or "")
-
-    async def summary(self) -> bool:
-        """The table refresh, then the summary message; True when the summary was a plan."""
-        await self.refresh_table(self.history)
-        return await self.summary_message()
-
-    async def summary_message(self) -> bool:
-        """The agent's summary, which enters the chat; True when it was a plan."""
-        text, entries = await self.agent_turn(SUMMARY_ASK)
-        self.commit(entries)
-        self._take_table(text)
-        return is_travel_plan(text)
-
-    async def agent_speaks(self, mentioned: bool) -> tuple[bool, bool]:
-        """A polled or @-mentioned agent turn: (it gave a plan, an extra summary ran).
-        A bare preference table (not a plan) is kept out of the chat, its tool entries
-        kept, and a summary runs in its place."""
-        text, entries = await self.agent_turn(mentioned=mentioned)
-        if self._take_table(text) and not is_travel_plan(text):
-            if self.episode.messages[-1].role == "assistant":
-                self.episode.messages.pop()  # out of the chat, so out of the agent's view
-            self.commit([e for e in entries if not is_message(e) or e.get("has_tool_calls")])
-            self.episode.count("tables_intercepted")
-            return await self.summary_message(), True
-        self.commit(entries)
-        return is_travel_plan(text), False
-
-    async def user_speaks(self, turn: Turn) -> bool:
-        """One user speaking event; returns whether a mentioned user still passed."""
+    async def user_speaks(self, turn: Turn, ordinal: int) -> bool:
+        """One user speaking event; returns whether an @-mentioned user still passed."""
         user = turn.speaker
         last = last_outward(self.history)
-        gate = self.tracker.begin_reply(user, last[1] if last else None, self.state.events)
-        tries = MAX_MENTION_PASS_RETRIES + 1 if turn.mentioned else 1
+        gate = self.tracker.begin_reply(user, last[1] if last else None, ordinal)
         could_compromise = turn.mentioned and self.tracker.compromisable.get(user, False)
+        text = await self._user_reply(user, turn.mentioned)
+        exhausted = turn.mentioned and text.strip() == "[pass]"
         while True:
-            text = await self._ask_user(user, turn.mentioned)
             step = gate.submit(text)
             if step.action == "regenerate" or step.forced and step.reason:
                 self.stats["invalid"] += 1
-            if step.action == "regenerate":
-                self.regenerations += 1
-                continue
-            if step.rebuild_prompt:
-                self.prompts[user] = self._user_prompt(user)
-            if step.action == "commit":
-                self._count_compromise(could_compromise, step.applied)
-                self.history.append(message(user, step.text))
-                self.episode.user_messages.append(ChatMessage(role="user", content=step.text))
-                return False
-            tries -= 1
-            if tries <= 0:
-                return turn.mentioned
-            gate = self.tracker.begin_reply(user, last[1] if last else None, self.state.events)
+            if step.action != "regenerate":
+                break
+            self.regenerations += 1
+            text = await self._user_reply(user, turn.mentioned)
+        if step.rebuild_prompt:
+            self.prompts[user] = self._user_prompt(user)
+        if step.action == "commit":
+            self._count_compromise(could_compromise, step.applied)
+            self.history.append(message(user, step.text))
+            self.episode.user_messages.append(ChatMessage(role="user", content=step.text))
+        return exhausted
 
     def _count_compromise(self, solicited: bool, applied: bool) -> None:
         """solicited: a reply to the agent's @-mention while the user could compromise;
@@ -225,48 +155,68 @@ class GroupChat:
         self.stats["accepted"] += int(applied)
         self.stats["refused"] += int(solicited and not applied)
 
-    async def _ask_user(self, user: str, mentioned: bool) -> str:
-        assert self.ctx.user is not None
-        cue = (f"The planner @-mentioned you ({user}): answer now." if mentioned
-               else f"It is your turn, {user}: answer, or [pass] if nothing concerns you.")
-        messages = [ChatMessage(role="system", content=self.prompts[user]),
-                    ChatMessage(role="user", content=render_chat(self.history) + "\n\n" + cue)]
-        reply = await self.episode.call_model("user", self.ctx.user, messages)
-        return (reply.content or "").strip() or "[pass]"
+    # -- the agent -------------------------------------------------------------------------
+    def commit(self, entries: list[dict[str, Any]]) -> None:
+        self.history.extend(entries)
 
+    async def summary(self) -> bool:
+        """The table refresh, then the summary message; True when the summary was a plan."""
+        await self.agent.refresh(self.history)
+        return await self.summary_message()
+
+    async def summary_message(self) -> bool:
+        text, entries = await self.agent.turn(self.history, instruction=self.summary_ask)
+        self.commit(entries)
+        self.agent.take_table(text)
+        return is_travel_plan(text)
+
+    async def agent_speaks(self, mentioned: bool) -> tuple[bool, bool]:
+        """A polled or @-mentioned agent turn: (it gave a plan, an extra summary ran).
+        A bare preference table (not a plan) is kept out of the chat, its tool steps kept,
+        and a summary runs in its place."""
+        text, entries = await self.agent.turn(self.history, mentioned=mentioned)
+        if self.agent.take_table(text) and not is_travel_plan(text):
+            self.commit([e for e in entries if not is_message(e) or e.get("has_tool_calls")])
+            self.episode.count("tables_intercepted")
+            return await self.summary_message(), True
+        self.commit(entries)
+        return is_travel_plan(text), False
+
+    # -- the loop --------------------------------------------------------------------------
     async def run(self) -> str:
-        if await self.summary():  # the opening summary, outside any round
-            return self.plan_made()
+        plan = await self.summary()  # the opening summary, outside any round
         self.state = advance(self.state, self.config, Turn("opening_summary"))
+        if plan:
+            return self.plan_made()
         while True:
             turn = next_turn(self.state, self.config, self.history)
-            exhausted = extra = False
+            exhausted = extra = plan = False
+            stop = ""
             if turn.kind == "stop":
                 return "loop_ended"
             if turn.kind == "final_plan":
                 return await self.final_plan()
             if turn.kind == "summary":
-                if await self.summary():
-                    return self.plan_made()
+                plan = await self.summary()
             elif turn.speaker == AGENT and turn.kind in ("poll", "mention"):
                 plan, extra = await self.agent_speaks(turn.kind == "mention")
-                if plan:
-                    return self.plan_made()
-                if not extra:
+                if not plan and not extra:
                     stop = self.repetition_stop()
-                    if stop:
-                        return stop
             elif turn.kind in ("poll", "mention"):
-                exhausted = await self.user_speaks(turn)
+                exhausted = await self.user_speaks(turn, self.state.events + 1)
+            if plan or stop:  # the chat ends: the event counts, the round does not close
+                self.state = replace(self.state, events=self.state.events + 1 + int(extra))
+                return self.plan_made() if plan else stop
             self.state = advance(self.state, self.config, turn, pass_exhausted=exhausted,
                                  extra_summary=extra)
 
     def repetition_stop(self) -> str:
         """After a polled or @-mentioned agent turn: a call made a third time ends the chat at
         once; a repeat inside a turn ends it on the second such turn in a row."""
-        if self.guard.reason == "multiple":
+        reason = self.agent.guard.reason
+        if reason == "multiple":
             return "multiple_repeated_tool_calls"
-        if self.guard.reason == "consecutive":
+        if reason == "consecutive":
             self.repetitive_turns += 1
             if self.repetitive_turns >= MAX_REPETITIVE_TURNS:
                 return "consecutive_repeated_tool_calls"
@@ -279,34 +229,30 @@ class GroupChat:
         return "plan_generated"
 
     async def final_plan(self) -> str:
-        """Rounds exhausted: the agent is told to give its plan, up to FINAL_PLAN_ATTEMPTS
-        times; only the last attempt enters the chat (and the agent's view). The ending is
-        "max_turn_reached" either way; a structurally valid plan counts as generated."""
-        start = len(self.episode.messages)
+        """Rounds exhausted: the agent is told to give its plan (in the system prompt and as a
+        directive line at the end of its chat view), up to FINAL_PLAN_ATTEMPTS times; only the
+        last attempt enters the chat. "max_turn_reached" either way; a plan counts."""
+        ask_text = self.texts.text("agent_final_plan")
+        directive = {"type": "message", "role": DIRECTIVE_ROLE, "has_tool_calls": False,
+                     "content": self.texts.render("agent_final_directive", ask=ask_text)}
+        entries: list[dict[str, Any]] = []
         for attempt in range(1, FINAL_PLAN_ATTEMPTS + 1):
             self.episode.extra["final_plan_attempts"] = attempt
-            if attempt > 1:  # the failed attempt is forgotten, as it never entered the chat
-                del self.episode.messages[start:]
-                self._seen = len(self.history)
-            text, entries = await self.agent_turn(FINAL_ASK)
+            text, entries = await self.agent.turn([*self.history, directive],
+                                                  instruction=ask_text)
             if is_travel_plan(text):
                 self.plan_generated = True
                 break
+        self.state = advance(self.state, self.config, Turn("final_plan"))
         self.commit(entries)
         return "max_turn_reached"
 
-    async def refresh_after_plan(self) -> None:
-        """The table refresh on the chat without the plan message and the tool steps that
-        led to it: what the agent knew right before it committed to the plan."""
-        end = len(self.history) - 1
-        while end > 0 and (not is_message(self.history[end - 1])
-                           or self.history[end - 1].get("has_tool_calls")):
-            end -= 1
-        await self.refresh_table(self.history[:end])
-
     def finish(self, termination: str, detail: str = "") -> EpisodeRecord:
         extra = self.episode.extra
-        extra.update(chat=self.history, users=self.users, agent_table=self.agent_table,
+        # the record's messages: the agent's view of the whole chat at the end
+        self.episode.messages = [ChatMessage(role="system", content=self.agent.system()),
+                                 *agent_messages(self.history, self.texts, CallIds())]
+        extra.update(chat=self.history, users=self.users, agent_table=self.agent.table_data,
                      effective=self.tracker.snapshot(), plan_generated=self.plan_generated,
                      compromises=msgspec.to_builtins(self.tracker.log),
                      compromise_counts=dict(self.tracker.counts),
@@ -324,7 +270,7 @@ async def run_group_chat(ctx: EpisodeContext) -> EpisodeRecord:
     try:
         termination = await chat.run()
         if chat.plan_generated:
-            await chat.refresh_after_plan()
+            await chat.agent.refresh(history_before_last_message(chat.history))
     except EpisodeEnded as end:
         return chat.finish(end.termination, end.detail)
     return chat.finish(termination)

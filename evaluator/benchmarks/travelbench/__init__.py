@@ -9,7 +9,8 @@ layers (evaluator/benchmarks/base.py):
     judges        judges.py, unsolvable.py       rubric judge + meta-judge, unsolvable rule
     scoring       scoring.py                     instance, subset and overall scores
     report        report.py                      the TravelBench (x100) table
-    settings      settings.py                    paper/smoke profiles, old config key names
+    settings      settings.py, options.py        paper/smoke profiles, old config key names,
+                                                 the `[options]` table (rendering, answers)
     prompts       prompts/, prompt_import.py     built-in prompts, the reference's importer
 
 The paper and its reference implementation (small-xiangcheng/TravelBench, commit 445a29d) are
@@ -34,6 +35,7 @@ from .judges import (
     meta_version,
     rubric_version,
 )
+from .options import TravelBenchOptions
 from .prompt_import import import_reference
 from .prompting import PROMPT_ROLES
 from .protocols import TAG_TERMINATION, run_multi_turn, run_single_turn, run_unsolvable
@@ -45,13 +47,13 @@ from .unsolvable import UNSOLVABLE_KIND, judge_unsolvable, rule_version
 
 async def _rubric(inp: JudgeInput) -> Judgement:
     return await judge_rubric(inp.record, inp.task, inp.client, inp.model, inp.settings,
-                              inp.tools, inp.thash, inp.prompts)
+                              inp.tools, inp.thash, inp.prompts, inp.options)
 
 
 async def _meta(inp: JudgeInput) -> Judgement:
     assert inp.audited is not None
     return await judge_meta(inp.record, inp.task, inp.audited, inp.client, inp.model,
-                            inp.settings, inp.tools, inp.prompts)
+                            inp.settings, inp.tools, inp.prompts, inp.options)
 
 
 def _unsolvable(inp: JudgeInput) -> Judgement:
@@ -62,10 +64,11 @@ JUDGES = {
     RUBRIC_KIND: JudgeSpec(
         kind=RUBRIC_KIND, version=lambda s, p: rubric_version(p), run=_rubric,
         prompt_files=("prompts/travel_rubric.txt", "prompts/travel_dimensions.txt"),
-        view_weighted=True),
+        view_weighted=True, options_version=lambda s, p, o: rubric_version(p, o)),
     META_KIND: JudgeSpec(
         kind=META_KIND, version=lambda s, p: meta_version(p), run=_meta,
-        prompt_files=("prompts/travel_meta.txt",), audits=RUBRIC_KIND),
+        prompt_files=("prompts/travel_meta.txt",), audits=RUBRIC_KIND,
+        options_version=lambda s, p, o: meta_version(p, o)),
     UNSOLVABLE_KIND: JudgeSpec(
         kind=UNSOLVABLE_KIND, version=lambda s, p: rule_version(s.abstain_tags),
         run=_unsolvable, rule=True, pass_threshold=1e-9),
@@ -99,6 +102,8 @@ BENCHMARK = Benchmark(
     config_aliases=CONFIG_ALIASES,
     prompts=PROMPT_ROLES,
     prompt_importer=import_reference,
+    options=TravelBenchOptions,
+    prompt_source="travelbench/agents/prompt.py",
     description="travel planning with cached real tools: single-turn, multi-turn (a simulated "
                 "user), unsolvable (the agent should say it cannot)",
 )

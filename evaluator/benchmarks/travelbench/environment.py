@@ -1,28 +1,27 @@
 """TravelBench's environment: the cached tool sandbox with the reference's argument rules
-(`validation.py`, place names resolved with `adcode.py`) and the reference's error texts."""
+(`validation.py`, place names resolved with `adcode.py`), the error texts of the run's prompt
+set (`tool_errors.py`) and, with `options.rendering = "reference"`, the reference's way with
+calls (`cache_store.types.SandboxStyle`)."""
 
 from __future__ import annotations
 
+import json
 from functools import partial
 from typing import Any
 
-from cache_store.types import SandboxTexts, Validator
+import msgspec
+
+from cache_store.types import SandboxStyle, SandboxTexts, Validator
 from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
 from evaluator.benchmarks.cached_sandbox import CachedSandbox
 
 from .adcode import AdcodeTableError, regions_for
+from .options import DEFAULT, TravelBenchOptions, reference_rendering
+from .tool_errors import CatalogueError, builtin, of_prompts
 from .validation import validate
 
-TEXTS = SandboxTexts(
-    unknown_tool="工具不存在: {name}",
-    malformed_json="参数不是合法的 JSON: {error}",
-    not_object="参数必须是 JSON 对象, 得到 {type}",
-    no_simulator="No cached data and no LLM simulator configured",
-    simulation_failed="LLM simulation failed: {error}",
-    live_failed="live tool failed: {error}",
-    empty_result="未找到相关信息，请检查参数是否正确；如参数无误，可能暂时没有相关数据。",
-)
-"""What the agent reads when a call cannot be answered: the reference's texts."""
+TEXTS = builtin().sandbox_texts()
+"""The sandbox's texts of the built-in prompt set."""
 
 
 def adcode_args(request: EnvironmentRequest) -> dict[str, Any]:
@@ -32,17 +31,62 @@ def adcode_args(request: EnvironmentRequest) -> dict[str, Any]:
             "builtin_sample": ts.builtin}
 
 
+def _catalogue(request: EnvironmentRequest) -> Any:
+    try:
+        return of_prompts(request.prompts)
+    except CatalogueError as exc:
+        raise BenchmarkError(f"prompts: {exc}") from None
+
+
 def validator(request: EnvironmentRequest) -> tuple[Validator, dict[str, Any]]:
-    """The reference's validation (`sandbox.validation` mode) with the run's division table;
-    BenchmarkError (one line: the path and how to set it) when the table cannot be read."""
+    """The reference's validation (`sandbox.validation` mode) with the run's division table and
+    the prompt set's error texts; BenchmarkError (one line: the path and how to set it) when the
+    table cannot be read."""
     s = request.config.sandbox
     names = [t["function"]["name"] for t in request.taskset.tool_schemas]
     try:  # loads and caches the table: the check before the engine and the open share it
         regions, info = regions_for(s.adcode_table, names, **adcode_args(request))
     except AdcodeTableError as exc:
         raise BenchmarkError(f"sandbox: {exc}") from None
-    return partial(validate, mode=s.validation, regions=regions), {"validation": s.validation,
-                                                                   **info}
+    return partial(validate, mode=s.validation, regions=regions, texts=_catalogue(request),
+                   reference=reference_rendering(run_options(request))), {
+        "validation": s.validation, **info}
 
 
-ENVIRONMENT = CachedSandbox(validator=validator, texts=TEXTS)
+def texts(request: EnvironmentRequest) -> SandboxTexts:
+    """The sandbox's texts (unknown tool, simulator failures, empty answers) of the run's set."""
+    return _catalogue(request).sandbox_texts()
+
+
+def run_options(request: EnvironmentRequest) -> TravelBenchOptions:
+    """The run's TravelBench options (its config's `[options]`, completed and checked when the
+    config was read)."""
+    table = getattr(request.config, "options", None)
+    if not table:
+        return DEFAULT
+    try:
+        return msgspec.convert(dict(table), TravelBenchOptions, strict=True)
+    except msgspec.ValidationError as exc:
+        raise BenchmarkError(f"options of TravelBench: {exc}") from None
+
+
+def style(request: EnvironmentRequest) -> SandboxStyle:
+    """The reference's way with calls under `rendering = "reference"`: unparseable arguments
+    validated as {"raw_arguments": text}, the simulator shown the schema as Python renders it,
+    taken from the prompt set's `tool_simulator_tools` when it has one."""
+    if not reference_rendering(run_options(request)):
+        return SandboxStyle()
+    tools = simulator_tools(request.prompts)
+    return SandboxStyle(raw_arguments=True, parameters="python",
+                        simulator_tools=None if tools is None else tuple(tools))
+
+
+def simulator_tools(prompts: Any) -> list[dict[str, Any]] | None:
+    """The tool list of the set's `tool_simulator_tools` role (None: the set has none)."""
+    if prompts is None or prompts.builtin:
+        return None
+    text = prompts.templates["tool_simulator_tools"].substitute()
+    return json.loads(text) if text.strip() else None
+
+
+ENVIRONMENT = CachedSandbox(validator=validator, texts=texts, style=style)

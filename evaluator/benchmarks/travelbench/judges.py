@@ -10,46 +10,47 @@ As in the reference, a dimension the judge did not rate on the scale is left out
 `scores` (and named under `UNRATED_NOTE` in `reasoning`); a judgement needs at least one
 rating. When the context guard shortened tool outputs the judgement says so under
 `CONTEXT_GUARD_NOTE` in `reasoning`. Keys of `reasoning` starting with "_" are such notes.
+
+The run's options (options.py) choose how the prompts are put together (`rendering`,
+judge_prompts.py) and how answers are read (`judge_answers`: judge_answers.py reads them as the
+reference does, else the tolerant `evaluator.judges.parse`); both are part of the judgements'
+prompt version. Answers read as the reference reads them are asked for without a JSON schema
+(`judge.structured_output` would force JSON, which that reading refuses).
 """
 
 from __future__ import annotations
 
-import json
 import time
-from functools import cache
-from string import Template
 from typing import TYPE_CHECKING, Any
 
-from backends.types import ChatMessage
-from bench_data.types import Task, TravelBenchTask
+import msgspec
+
+from bench_data.types import Task
+from evaluator.judges import parse
 from evaluator.judges.call import JudgeClient, JudgeFailed, call_judge, fit_prompt
-from evaluator.judges.parse import (
-    META_SCHEMA,
-    RATING_LABELS,
-    RATING_NAMES,
-    parse_meta,
-    parse_rubric,
-    rubric_schema,
-)
+from evaluator.judges.parse import META_SCHEMA, rubric_schema
 from evaluator.judges.settings import JudgeSettings
-from evaluator.judges.transcript import (
-    CONTEXT_GUARD_NOTE,
-    Parts,
-    conversation_turns,
-    first_user_text,
-    fit_parts,
-    render_conversation,
-    render_tools,
-    tool_output_parts,
-    trajectory_hash,
-)
-from evaluator.prompt_sets import dimension_sections
+from evaluator.judges.transcript import CONTEXT_GUARD_NOTE, trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement
 
-from .prompting import JUDGE_DIMENSIONS, PROMPT_DIR
+from . import judge_answers
+from .judge_prompts import (
+    TOOL_OUTPUTS,
+    build_meta_prompt,
+    build_rubric_prompt,
+    dimensions_for,
+    imported,
+    meta_parts,
+    rubric_parts,
+)
+from .options import reference_answers, reference_rendering
+from .prompting import JUDGE_DIMENSIONS
 
 if TYPE_CHECKING:
     from evaluator.prompt_sets import PromptSet
+
+__all__ = ["build_meta_prompt", "build_rubric_prompt", "judge_meta", "judge_rubric",
+           "meta_parts", "meta_version", "rubric_parts", "rubric_version"]
 
 RUBRIC_KIND = "travel_rubric"
 META_KIND = "meta"
@@ -62,146 +63,32 @@ DIMENSIONS: dict[str, list[str]] = JUDGE_DIMENSIONS
 SINGLE_TURN_DIMENSIONS = DIMENSIONS["single_turn"]
 MULTI_TURN_DIMENSIONS = DIMENSIONS["multi_turn"]
 UNRATED_NOTE = "_unrated"
-TOOL_OUTPUTS = "tool outputs"  # what the context guard cuts, as its note names them
 
 
-@cache
-def prompt_text(name: str) -> str:
-    return (PROMPT_DIR / name).read_text(encoding="utf-8")
+def _modes(options: Any) -> str:
+    """The options' part of a prompt version: "" for this project's rendering and reading."""
+    parts = [p for p, on in (("ref-render", reference_rendering(options)),
+                             ("ref-answers", reference_answers(options))) if on]
+    return "".join(f"+{p}" for p in parts)
 
 
-@cache
-def dimension_definitions() -> dict[str, str]:
-    """`## name` sections of prompts/travel_dimensions.txt."""
-    return dimension_sections(prompt_text("travel_dimensions.txt"))
+def rubric_version(prompts: PromptSet | None = None, options: Any = None) -> str:
+    """The rubric judgements' prompt_version (+ the options' modes, + `<name>@<digest>` of a
+    non-built-in set)."""
+    base = RUBRIC_PROMPT_VERSION + _modes(options)
+    return prompts.version(base) if prompts else base
 
 
-def _imported(prompts: PromptSet | None) -> PromptSet | None:
-    """The prompt set when it is not the built-in one (whose files are read above)."""
-    return None if prompts is None or prompts.builtin else prompts
+def meta_version(prompts: PromptSet | None = None, options: Any = None) -> str:
+    base = META_PROMPT_VERSION + _modes(options)
+    return prompts.version(base) if prompts else base
 
 
-def rubric_version(prompts: PromptSet | None = None) -> str:
-    """The rubric judgements' prompt_version (+ `<name>@<digest>` of a non-built-in set)."""
-    return prompts.version(RUBRIC_PROMPT_VERSION) if prompts else RUBRIC_PROMPT_VERSION
-
-
-def meta_version(prompts: PromptSet | None = None) -> str:
-    return prompts.version(META_PROMPT_VERSION) if prompts else META_PROMPT_VERSION
-
-
-def dimensions_for(subset: str) -> list[str]:
-    try:
-        return DIMENSIONS[subset]
-    except KeyError:
-        raise ValueError(f"no TravelBench rubric for subset {subset!r}") from None
-
-
-def _query_and_context(record: EpisodeRecord, task: Task | None) -> tuple[str, str]:
-    if task is not None and isinstance(task.payload, TravelBenchTask):
-        return task.payload.query, task.payload.context or "(none)"
-    return first_user_text(record), "(none)"
-
-
-def build_rubric_prompt(
-    record: EpisodeRecord,
-    task: Task | None,
-    settings: JudgeSettings,
-    tools: list[dict[str, Any]] | None = None,
-    prompts: PromptSet | None = None,
-) -> str:
-    """The rubric prompt, the context guard on estimated tokens (the judge call counts with
-    the judge server when it can)."""
-    return _fit(rubric_parts(record, task, settings, tools, prompts), settings)[0]
-
-
-def rubric_parts(
-    record: EpisodeRecord,
-    task: Task | None,
-    settings: JudgeSettings,
-    tools: list[dict[str, Any]] | None = None,
-    prompts: PromptSet | None = None,
-) -> Parts:
-    """The rubric prompt as the context guard's `Parts` (its texts: the tool outputs)."""
-    dims = dimensions_for(record.subset)
-    imported = _imported(prompts)
-    defs = imported.sections("judge_dimensions") if imported else dimension_definitions()
-    query, context = _query_and_context(record, task)
-    # placeholders, not ratings: an example that rates anything would anchor the judge
-    example = json.dumps(
-        {d: {"reasoning": f"<your reasoning on {d}>",
-             "rating": "<" + " | ".join(RATING_LABELS) + ">"} for d in dims},
-        ensure_ascii=False,
-    )
-    note = ""
-    if "user_interaction" in dims:
-        note = (", and whether follow-up questions were necessary, few, not replaceable by a "
-                "tool call and on the user's intent")
-    template = (imported.templates[f"judge_rubric_{record.subset}"] if imported
-                else Template(prompt_text("travel_rubric.txt")))
-    return _parts(template, record, settings, tools, context=context, query=query,
-                  dimensions="\n\n".join(f"### {d}\n{defs.get(d, '')}" for d in dims),
-                  interaction_note=note, example=example)
-
-
-def _parts(template: Template, record: EpisodeRecord, settings: JudgeSettings,
-           tools: list[dict[str, Any]] | None, **fields: str) -> Parts:
-    """TEMPLATE filled with FIELDS, the tool schemas and the conversation, as the context
-    guard's `Parts`: the conversation's tool outputs are what it may shorten."""
-    rendered_tools = render_tools(tools)
-
-    def render(turns: list[ChatMessage]) -> str:
-        return template.safe_substitute(
-            tools=rendered_tools,
-            conversation=render_conversation(turns, settings.max_transcript_chars),
-            **fields,
-        )
-
-    return tool_output_parts(render, conversation_turns(record))
-
-
-def _fit(parts: Parts, settings: JudgeSettings) -> tuple[str, str]:
-    return fit_parts(parts, settings.context_tokens, settings.sampling.max_tokens or 0,
-                     TOOL_OUTPUTS)
-
-
-def build_meta_prompt(
-    record: EpisodeRecord,
-    task: Task | None,
-    rubric: Judgement,
-    settings: JudgeSettings,
-    tools: list[dict[str, Any]] | None = None,
-    prompts: PromptSet | None = None,
-) -> str:
-    """The meta prompt, the context guard on estimated tokens. Dimensions the rubric judge did
-    not rate are shown as N/A, as in the reference. `prompts`: the prompt set (None =
-    built-in)."""
-    return _fit(meta_parts(record, task, rubric, settings, tools, prompts), settings)[0]
-
-
-def meta_parts(
-    record: EpisodeRecord,
-    task: Task | None,
-    rubric: Judgement,
-    settings: JudgeSettings,
-    tools: list[dict[str, Any]] | None = None,
-    prompts: PromptSet | None = None,
-) -> Parts:
-    """The meta prompt as the context guard's `Parts` (its texts: the tool outputs)."""
-    query, context = _query_and_context(record, task)
-    dims = DIMENSIONS.get(record.subset) or list(rubric.scores)
-    ratings = "\n".join(
-        f"- {d}: {RATING_NAMES.get(int(rubric.scores[d]), rubric.scores[d])}"
-        if d in rubric.scores else f"- {d}: N/A (not rated)" for d in dims
-    )
-    reasoning = "\n".join(
-        f"- {d}: {r}" for d, r in rubric.reasoning.items() if not d.startswith("_")
-    ) or "(none)"
-    imported = _imported(prompts)
-    template = (imported.templates["judge_meta"] if imported
-                else Template(prompt_text("travel_meta.txt")))
-    return _parts(template, record, settings, tools, context=context, query=query,
-                  ratings=ratings, reasoning=reasoning)
+def _reading(settings: JudgeSettings, options: Any) -> JudgeSettings:
+    """No JSON schema for answers read as the reference reads them."""
+    if reference_answers(options) and settings.structured_output:
+        return msgspec.structs.replace(settings, structured_output=False)
+    return settings
 
 
 def normalised_rubric_score(ratings: dict[str, float]) -> float:
@@ -220,27 +107,31 @@ async def judge_rubric(
     tools: list[dict[str, Any]] | None = None,
     thash: str | None = None,
     prompts: PromptSet | None = None,
+    options: Any = None,
 ) -> Judgement:
     """Rubric-judge one single/multi-turn trajectory. Judge failures become a Judgement with
-    `error`; infrastructure errors propagate. `prompts`: the prompt set (None = built-in)."""
+    `error`; infrastructure errors propagate. `prompts`: the prompt set (None = built-in);
+    `options`: the run's TravelBench options (None = the defaults)."""
     dims = dimensions_for(record.subset)
     base = {
         "unit": record.unit,
         "trajectory_hash": thash or trajectory_hash(record),
         "judge_model": model,
-        "prompt_version": rubric_version(prompts),
+        "prompt_version": rubric_version(prompts, options),
         "kind": RUBRIC_KIND,
     }
-    imported = _imported(prompts)
-    system = imported.texts["judge_system"] if imported else ""
-    prompt, guard = await fit_prompt(rubric_parts(record, task, settings, tools, prompts),
+    ps = imported(prompts)
+    system = ps.texts["judge_system"] if ps else ""
+    reader = judge_answers.parse_rubric if reference_answers(options) else parse.parse_rubric
+    prompt, guard = await fit_prompt(rubric_parts(record, task, settings, tools, prompts, options),
                                      settings, client, model, system=system, what=TOOL_OUTPUTS)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt,
             schema_name="travel_rubric", schema=rubric_schema(dims),
-            parse=lambda text: parse_rubric(text, dims), settings=settings, system=system,
+            parse=lambda text: reader(text, dims), settings=_reading(settings, options),
+            system=system,
         )
     except JudgeFailed as exc:
         return Judgement(**base, score=None, reasoning=notes, error=exc.detail,
@@ -262,6 +153,7 @@ async def judge_meta(
     settings: JudgeSettings,
     tools: list[dict[str, Any]] | None = None,
     prompts: PromptSet | None = None,
+    options: Any = None,
 ) -> Judgement:
     """Audit a successful rubric judgement; `score` = s / 5. A failed audit is recorded as a
     judge error, which scoring reads as s = 5 (weight 1), as the reference does."""
@@ -271,18 +163,20 @@ async def judge_meta(
         "unit": record.unit,
         "trajectory_hash": rubric.trajectory_hash,
         "judge_model": model,
-        "prompt_version": meta_version(prompts),
+        "prompt_version": meta_version(prompts, options),
         "kind": META_KIND,
     }
-    imported = _imported(prompts)
-    system = imported.texts["judge_meta_system"] if imported else ""
-    prompt, guard = await fit_prompt(meta_parts(record, task, rubric, settings, tools, prompts),
-                                     settings, client, model, system=system, what=TOOL_OUTPUTS)
+    ps = imported(prompts)
+    system = ps.texts["judge_meta_system"] if ps else ""
+    reader = judge_answers.parse_meta if reference_answers(options) else parse.parse_meta
+    prompt, guard = await fit_prompt(
+        meta_parts(record, task, rubric, settings, tools, prompts, options),
+        settings, client, model, system=system, what=TOOL_OUTPUTS)
     notes = {CONTEXT_GUARD_NOTE: guard} if guard else {}
     try:
         verdict, attempts, raw = await call_judge(
             client, model, prompt, schema_name="travel_meta", schema=META_SCHEMA,
-            parse=parse_meta, settings=settings,
+            parse=reader, settings=_reading(settings, options),
             retry_temperature=settings.meta_retry_temperature, system=system,
         )
     except JudgeFailed as exc:

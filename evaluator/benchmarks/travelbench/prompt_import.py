@@ -6,7 +6,9 @@ f-string and one string literal. `SOURCES` maps each onto a role of the TravelBe
 (`$name` placeholders, or `{name}` in the simulator file); the generic machinery
 (`evaluator.prompt_import`) reads them with `ast`, never executing them, and writes the set
 with a manifest. Roles the reference does not have (the situation blocks of layout "prefix",
-the judges' dimension definitions) are copied from the built-in set and marked so.
+the judges' dimension definitions) are copied from the built-in set and marked so. The data
+roles (the judges' and the simulator's tool lists, the validators' error texts) are read by
+`prompt_import_data.py`.
 """
 
 from __future__ import annotations
@@ -15,19 +17,18 @@ from pathlib import Path
 from typing import Any
 
 from evaluator.prompt_import import (
-    ImportFailed,
     Source,
-    check_name,
-    default_out,
+    add_builtin_roles,
     extract_parts,
     git_commit,
+    import_target,
     parse_source,
     replace_literals,
     simulator_file,
     write_set,
 )
-from evaluator.prompt_sets import BUILTIN, load_prompt_set
 
+from .prompt_import_data import data_files
 from .prompting import PROMPT_ROLES
 
 REPOSITORY = "small-xiangcheng/TravelBench"
@@ -87,18 +88,9 @@ def import_reference(checkout: Path, out: Path | None = None, name: str = "trave
                      force: bool = False) -> tuple[Path, dict[str, Any]]:
     """Write the prompt set of `checkout` to `out` (default `sets_dir()/name`); returns the set
     directory and its manifest. Never overwrites an existing set unless `force`."""
-    check_name(name)
-    checkout = checkout.expanduser().resolve()
-    if not checkout.is_dir():
-        raise ImportFailed(f"{checkout}: not a directory (expected a checkout of {REPOSITORY})")
-    out = (out or default_out(name)).expanduser().absolute()
-    if out.exists() and not force:
-        raise ImportFailed(f"{out} exists: pass --force to replace it")
+    checkout, out = import_target(checkout, out, name, REPOSITORY, force)
     files, provenance = render(checkout)
-    builtin = load_prompt_set(BUILTIN, PROMPT_ROLES)
-    for role in FROM_BUILTIN:
-        files[f"{role}.txt"] = builtin.texts[role]
-        provenance[f"{role}.txt"] = f"agentsweep builtin ({builtin.label})"
+    add_builtin_roles(files, provenance, PROMPT_ROLES, FROM_BUILTIN)
     manifest = {
         "name": name,
         "benchmark": "travelbench",
@@ -131,6 +123,9 @@ def render(checkout: Path) -> tuple[dict[str, str], dict[str, str]]:
     sim["system"] += "{examples}"  # the reference appends the examples to the system prompt
     sim["example_separator"] = ""  # ... and the example blocks to each other
     files["tool_simulator.txt"] = simulator_file(sim)
+    data, origins = data_files(checkout)
+    files.update(data)
+    provenance.update(origins)
     assert set(files) | {f"{r}.txt" for r in FROM_BUILTIN} == {
         f"{r}.txt" for r in PROMPT_ROLES.roles}
     return files, provenance

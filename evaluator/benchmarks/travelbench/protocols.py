@@ -12,6 +12,7 @@ from evaluator.protocols.base import EpisodeContext
 from evaluator.protocols.loop import Episode, EpisodeEnded
 from evaluator.records import EpisodeRecord
 
+from .options import reference_rendering
 from .prompting import (
     agent_first_message,
     agent_system_prompt,
@@ -21,6 +22,7 @@ from .prompting import (
     travel_of,
     user_system_prompt,
 )
+from .reference_episode import ReferenceEpisode
 
 TAG_TERMINATION = "unsolvable_tag"
 """How an unsolvable episode ends at a tagged reply (with `stop_at_abstain_tag`)."""
@@ -30,9 +32,10 @@ def _episode(ctx: EpisodeContext, kind: str) -> Episode:
     s = ctx.settings
     extra = {"prompt_version": prompt_version(s), "prompt_digest": prompt_digest(s),
              "layout": s.layout}
-    return Episode(ctx, agent_system_prompt(kind, ctx.task, s), agent_first_message(ctx.task, s),
-                   task_time=travel_of(ctx.task).time, step_limit_text=step_limit_reply(s),
-                   extra=extra)
+    make = ReferenceEpisode if reference_rendering(s.options) else Episode
+    return make(ctx, agent_system_prompt(kind, ctx.task, s), agent_first_message(ctx.task, s),
+                task_time=travel_of(ctx.task).time, step_limit_text=step_limit_reply(s),
+                extra=extra)
 
 
 async def _one_turn(ctx: EpisodeContext, kind: str, stop_tags: tuple[str, ...]) -> EpisodeRecord:
@@ -99,7 +102,9 @@ async def run_multi_turn(ctx: EpisodeContext) -> EpisodeRecord:
             reply = await episode.agent_turn(settings.max_steps)
             user_messages.append(ChatMessage(role="user", content=reply))
             text = await _user_reply(episode)
-            user_messages.append(ChatMessage(role="assistant", content=text))
+            # the reference sends an empty reply of its own back without content
+            user_messages.append(ChatMessage(role="assistant", content=text or (
+                None if reference_rendering(settings.options) else text)))
             finished = marker in text
             if rounds >= settings.max_turns:
                 if finished:

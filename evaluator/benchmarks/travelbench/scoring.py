@@ -62,7 +62,7 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
                  ) -> UnitScore | None:
     """The UnitScore of one episode; None when no judge applies to it. Judgements of the
     run's prompt set (`ctx.prompts`; None = built-in) are the current ones."""
-    settings, prompts = ctx.settings, ctx.prompts
+    settings, prompts, options = ctx.settings, ctx.prompts, ctx.options
     thash = trajectory_hash(record)
     base = base_unit_score(record)
     if record.subset == "unsolvable":
@@ -75,7 +75,7 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
         return base
     if record.subset not in DIMENSIONS:
         return None
-    rubric = index.current_or_latest(thash, RUBRIC_KIND, rubric_version(prompts))
+    rubric = index.current_or_latest(thash, RUBRIC_KIND, rubric_version(prompts, options))
     if rubric is None:
         base.judge_error = "not judged"
         return base
@@ -85,7 +85,7 @@ def score_record(record: EpisodeRecord, index: JudgementLookup, ctx: ScoreContex
         return base
     meta: float | None = None
     if settings.meta_judge:
-        mj = index.current_or_latest(thash, META_KIND, meta_version(prompts))
+        mj = index.current_or_latest(thash, META_KIND, meta_version(prompts, options))
         if mj is None:  # not judged yet (judging incomplete): not scored
             base.judge_error = "meta: not judged"
             base.dims = dict(ratings)

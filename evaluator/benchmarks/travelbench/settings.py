@@ -2,12 +2,14 @@
 
 The `paper` values come from the TravelBench reference code (commit 445a29d, see
 `../shared/notes/travelbench_protocol.md` and docs/config.md): 20 agent steps per user turn,
-10 user turns, the agent and user simulator sampling at temperature 0.7 with 8,192 output
-tokens, a judge at temperature 0 / top_p 0.95 / 16,384 tokens with 10 attempts (the 8th to
+10 user turns, the agent sampling at temperature 0.7 and the user simulator at 0 (the
+reference's run script, `scripts/infer.sh`, and the paper), both with 8,192 output tokens, a
+judge at temperature 0 / top_p 0.95 / 16,384 tokens with 10 attempts (the 8th to
 10th at temperature 0.7) decoding freely (no guided JSON; the reference parses free text),
 three trials, a tool simulator allowed 8,192 tokens, the reference's own argument validation,
-the whole conversation shown to the judge, the `[Unsolved]` tag and the reference's prompt
-layout (situation in the system prompt). `smoke` adds to the generic smoke profile
+the whole conversation shown to the judge, the `[Unsolved]` tag, the reference's prompt
+layout (situation in the system prompt), and the reference's rendering of every model's input
+and reading of the judges' answers (`options`, options.py). `smoke` adds to the generic smoke profile
 (evaluator/profiles.py) what the built-in sample needs on the embedded model.
 """
 
@@ -27,7 +29,7 @@ PAPER: dict[str, Any] = {
         "layout": "reference",
     },
     "agent": {"sampling": {"temperature": 0.7, "max_tokens": 8192}},
-    "user": {"sampling": {"temperature": 0.7, "max_tokens": 8192}},
+    "user": {"sampling": {"temperature": 0.0, "max_tokens": 8192}},
     "judge": {
         "sampling": {"temperature": 0.0, "top_p": 0.95, "max_tokens": 16384},
         "max_attempts": 10,
@@ -48,6 +50,7 @@ PAPER: dict[str, Any] = {
         # store has an index, which must have been built with the same model
         "embedder": PAPER_EMBEDDER,
     },
+    "options": {"rendering": "reference", "judge_answers": "reference"},
 }
 
 SMOKE: dict[str, Any] = {

@@ -1,34 +1,31 @@
 """The 18 TRIP-Bench tools (paper appendix B.1) over a generated world, as pure functions.
 
-    call(world, name, args) -> str             # the JSON text the agent sees
-    execute(world, name, args) -> ToolResult   # the same plus the error category
-    tool_schemas() -> list[dict]               # OpenAI function schemas, in the paper's order
-    TripSandbox(world)                         # the episode loop's ToolSandbox
+    call(world, name, args, output="json") -> str     # the text the agent sees
+    execute(world, name, args, output) -> ToolResult  # the same plus the error category
+    tool_schemas() -> list[dict]                      # OpenAI function schemas, paper order
 
-Answers are JSON objects; a call the tool cannot answer gets `{"error": "..."}` (category:
-`cache_store.types.ERROR_CATEGORIES` or `not_found` for an unknown id or name). Searches answer
-`{"total", "page", "page_size", "showing" | "message", "results": [...]}`; an empty search is
-not an error. Distances are straight-line km (`world/geo.py`).
+Each tool builds one JSON answer; `output` "json" sends it as it is, "text" as the paper's
+lines (render.py; the paper profile's rendering). A call the tool cannot answer gets
+`{"error": "..."}` (text: "Error: ...") with a category (`cache_store.types.ERROR_CATEGORIES`
+or `not_found` for an unknown id or name). Searches answer `{"total", "page", "page_size",
+"showing" | "message", "results": [...]}`; an empty search is not an error. Distances are
+straight-line km (`world/geo.py`). The episode's sandbox (`environment.TripSandbox`) runs the
+calls off the event loop.
 
-Paper parameters whose fields the world schema does not have are not offered (the call gets
-an `unknown_parameter` error naming the parameters there are): hotel review_count,
-good_remarks_rate, product/environment/service_rating, cancel_policy; room
-min_breakfast_per_room, cancel_policy, has_window; restaurant review_count,
-product/environment/service_rating, reservable; source_platform of flights and trains.
+Every parameter of the paper's B.1 is offered; added beyond it: `hotel_name`, `brand`
+(hotels), `restaurant_name` (restaurants); `date_str` / `date` accepted for each other.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from cache_store.types import ToolOutcome
-
 from . import tools_poi, tools_transport
+from .render import render
 from .search import city_named
 from .toolspec import Param, ToolError, ToolSpec, dumps
 from .world.db import World
@@ -97,11 +94,18 @@ class ToolResult:
         return self.category is not None
 
 
-def _error(category: str, message: str) -> ToolResult:
-    return ToolResult(dumps({"error": message}), category)
+OUTPUTS = ("json", "text")
 
 
-def execute(world: World, name: str, args: Mapping[str, Any] | str | None) -> ToolResult:
+def execute(world: World, name: str, args: Mapping[str, Any] | str | None,
+            output: str = "json") -> ToolResult:
+    """One call; `output` "json" (an object, `{"error": ...}` for an error) or "text" (the
+    paper's lines, render.py; an error is its message)."""
+    text = output == "text"
+
+    def _error(category: str, message: str) -> ToolResult:
+        return ToolResult(f"Error: {message}" if text else dumps({"error": message}), category)
+
     spec = SPECS.get(name)
     if spec is None:
         return _error("unknown_tool", f"unknown tool {name!r}; the tools are: "
@@ -117,39 +121,15 @@ def execute(world: World, name: str, args: Mapping[str, Any] | str | None) -> To
         return _error("malformed_json", "the arguments must be a JSON object, got "
                       f"{type(args).__name__}")
     try:
-        return ToolResult(dumps(spec.fn(world, **spec.bind(args))))
+        answer = spec.fn(world, **spec.bind(args))
+        return ToolResult(render(name, answer) if text else dumps(answer))
     except ToolError as exc:
         return _error(exc.category, exc.message)
     except Exception as exc:  # noqa: BLE001 - a bug or a broken file: an error, not a crash
         return _error("execution_error", f"{name} failed: {type(exc).__name__}: {exc}")
 
 
-def call(world: World, name: str, args: Mapping[str, Any] | str | None) -> str:
-    """The JSON text the agent sees for one call."""
-    return execute(world, name, args).content
-
-
-class TripSandbox:
-    """One episode's tools over a shared read-only world (`evaluator.protocols.base.ToolSandbox`).
-
-    Calls run inline on the event loop: each is one or two indexed SQLite queries (sub-ms to a
-    few ms on the paper-scale world, `perf/tripbench_world.py`); the world is never written,
-    so episodes share it freely.
-    """
-
-    def __init__(self, world: World) -> None:
-        self.world = world
-        self._tools = tool_schemas()
-
-    @property
-    def tools(self) -> list[dict[str, Any]]:
-        return self._tools
-
-    async def call(self, name: str, arguments: str, *, task_time: str = "") -> ToolOutcome:
-        """`task_time` is ignored: the world's timetables fix the dates."""
-        t0 = time.perf_counter()
-        result = execute(self.world, name, arguments)
-        return ToolOutcome(content=result.content,
-                           source="error" if result.is_error else "live",
-                           error_category=result.category,
-                           latency_s=time.perf_counter() - t0)
+def call(world: World, name: str, args: Mapping[str, Any] | str | None,
+         output: str = "json") -> str:
+    """The text the agent sees for one call (JSON, or the paper's lines)."""
+    return execute(world, name, args, output).content

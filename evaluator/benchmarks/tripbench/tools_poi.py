@@ -1,86 +1,55 @@
-"""The attraction, hotel and restaurant tools (paper appendix B.1.1, B.1.2, B.1.5)."""
+"""The attraction, hotel and restaurant tools (paper appendix B.1.1, B.1.2, B.1.5): details,
+coordinates and the tool declarations; the searches are in searches.py."""
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 from typing import Any
 
-from .search import Query, city_named, closed_on, descending, paged, ref_point
-from .toolspec import LOCATION, PAGE, Param, ToolError, ToolSpec, sort_params
+from .poi_common import (
+    ATTRACTION_SORT,
+    CANCEL_POLICIES,
+    ESC,
+    HOTEL_SORT,
+    POLICY_WORDS,
+    RATINGS,
+    RESTAURANT_SORT,
+    TIER_WORDS,
+    as_flexible,
+    attraction_out,
+    hotel_out,
+    like,
+    nights_of,
+    not_found,
+    restaurant_out,
+)
+from .search import paged
+from .searches import search_attractions, search_hotels, search_restaurants
+from .toolspec import LOCATION, PAGE, Param, ToolSpec, sort_params
 from .world import names
 from .world.db import World
 
-HOTEL_TYPES = tuple(names.HOTEL_TYPES.values())
-_STAR_OF_TYPE = {v: k for k, v in names.HOTEL_TYPES.items()}
-MAX_NIGHTS = 30
-
-
-def _like_any(column: str, values: list[str]) -> tuple[str, list[str]]:
-    return (f"({' OR '.join(f'{column} LIKE ?' for _ in values)})",
-            [f"%{v.strip()}%" for v in values])
-
-
-def _order(args: dict[str, Any], columns: dict[str, tuple[str, bool]]) -> tuple[str, bool]:
-    column, desc = columns[args["sort_key"]]
-    return column, descending(args, desc)
-
-
-def _not_found(kind: str, id_: str) -> ToolError:
-    return ToolError("not_found", f"no {kind} with id {id_!r}")
-
-
 # -- attractions -------------------------------------------------------------------------------
-
-_ATTRACTION_SORT = {"heat": ("heat_score", True), "rating": ("comment_score", True),
-                    "comment_count": ("comment_count", True), "sight_level": ("sight_level", True),
-                    "price": ("min_price", False), "distance": ("distance_km", False)}
-
-
-def _attraction_out(row: dict[str, Any]) -> dict[str, Any]:
-    row["closed_on"] = closed_on(row.pop("closed_weekdays"))
-    return row
-
-
-def search_attractions(world: World, **a: Any) -> dict[str, Any]:
-    city = city_named(world, a["city"])
-    q = Query("t.id, t.name, t.category, t.comment_score, t.heat_score, t.comment_count, "
-              "t.sight_level, t.open_time, t.close_time, t.closed_weekdays, t.duration_min, "
-              "t.lat, t.lon, (SELECT MIN(p.price) FROM attraction_products p "
-              "WHERE p.attraction_id = t.id) AS min_price", "attractions")
-    q.add("t.city_id = ?", city["id"])
-    if a["attraction_name"]:
-        q.add("t.name LIKE ?", f"%{a['attraction_name']}%")
-    if a["categories"]:
-        clause, params = _like_any("t.category", a["categories"])
-        q.add(clause, *params)
-    for param, column in (("rating", "comment_score"), ("sight_level", "sight_level"),
-                          ("comment_count", "comment_count")):
-        if a[param] is not None:
-            q.add(f"t.{column} >= ?", a[param])
-    if a["free_only"]:
-        q.add_outer("min_price = 0")
-    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
-    total, rows = q.page(world, *_order(a, _ATTRACTION_SORT), a["page"], a["page_size"])
-    return paged(total, [_attraction_out(r) for r in rows], a["page"], a["page_size"],
-                 "attractions")
 
 
 def get_attraction_detail_with_products(world: World, poi_id: str) -> dict[str, Any]:
     row = world.attraction(poi_id)
     if row is None:
-        raise _not_found("attraction", poi_id)
+        raise not_found("attraction", poi_id)
     city = world.city(row.pop("city_id"))
     products = world.query("SELECT id AS product_id, name, price FROM attraction_products "
                            "WHERE attraction_id = ? ORDER BY price, id", (poi_id,))
-    return {"attraction": {**_attraction_out(row), "city": city["name"] if city else None},
-            "products": products}
+    out: dict[str, Any] = {"attraction": {**attraction_out(row),
+                                          "city": city["name"] if city else None},
+                           "products": products}
+    if not products or min(p["price"] for p in products) == 0:
+        out["message"] = "Free admission: no ticket is needed (plan it with products [])."
+    return out
 
 
 def _coordinates(row: dict[str, Any] | None, kind: str, key: str) -> dict[str, Any]:
     """Id, name and coordinates of a place row; not_found when there is none."""
     if row is None:
-        raise _not_found(kind, key)
+        raise not_found(kind, key)
     return {"id": row["id"], "name": row["name"], "lat": row["lat"], "lon": row["lon"]}
 
 
@@ -90,89 +59,38 @@ def get_attraction_coordinates(world: World, poi_id: str) -> dict[str, Any]:
 
 # -- hotels ----------------------------------------------------------------------------------
 
-_HOTEL_SORT = {"price": ("min_price", False), "distance": ("distance_km", False),
-               "rating": ("score", True), "star": ("star", True)}
-
-
-def _nights(a: dict[str, Any]) -> int:
-    nights = (dt.date.fromisoformat(a["check_out_date"])
-              - dt.date.fromisoformat(a["check_in_date"])).days
-    if not 1 <= nights <= MAX_NIGHTS:
-        raise ToolError("out_of_range", f"check_out_date must be 1 to {MAX_NIGHTS} days after "
-                        f"check_in_date ({a['check_in_date']} -> {a['check_out_date']})")
-    return nights
-
-
-def _hotel_out(row: dict[str, Any]) -> dict[str, Any]:
-    row["hotel_type"] = names.HOTEL_TYPES[row["star"]]
-    row["facilities"] = json.loads(row["facilities"])
-    return row
-
-
-def search_hotels(world: World, **a: Any) -> dict[str, Any]:
-    city = city_named(world, a["city"])
-    nights = _nights(a)
-    room_where, room_params = [], []
-    if a["price_min"] is not None:
-        room_where.append("r.price >= ?")
-        room_params.append(a["price_min"])
-    if a["price_max"] is not None:
-        room_where.append("r.price <= ?")
-        room_params.append(a["price_max"])
-    if a["room_types"]:
-        clause, params = _like_any("r.name", a["room_types"])
-        room_where.append(clause)
-        room_params += params
-    rooms = "".join(f" AND {w}" for w in room_where)
-    q = Query("t.id, t.name, t.star, t.brand, t.score, t.facilities, t.lat, t.lon, "
-              f"(SELECT MIN(r.price) FROM hotel_rooms r WHERE r.hotel_id = t.id{rooms}) "
-              "AS min_price", "hotels", room_params)
-    q.add("t.city_id = ?", city["id"])
-    if room_where:                  # every hotel has rooms: only a room filter can drop one
-        q.add_outer("min_price IS NOT NULL")
-    if a["hotel_name"]:
-        q.add("t.name LIKE ?", f"%{a['hotel_name']}%")
-    if a["brand"]:
-        q.add("t.brand = ? COLLATE NOCASE", a["brand"])
-    if a["hotel_type"]:
-        stars = [_STAR_OF_TYPE[t] for t in a["hotel_type"]]
-        q.add(f"t.star IN ({','.join('?' * len(stars))})", *stars)
-    if a["stars"] is not None:
-        q.add("t.star >= ?", a["stars"])
-    if a["rating"] is not None:
-        q.add("t.score >= ?", a["rating"])
-    for flag, facility in (("is_pet_friendly", "pet-friendly"), ("has_breakfast", "breakfast")):
-        if a[flag] is not None:
-            q.add(f"t.facilities {'' if a[flag] else 'NOT '}LIKE ?", f'%"{facility}"%')
-    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
-    total, rows = q.page(world, *_order(a, _HOTEL_SORT), a["page"], a["page_size"])
-    for row in rows:
-        _hotel_out(row)
-        row["min_price_per_night"] = row.pop("min_price")
-        row["min_total_price"] = round(row["min_price_per_night"] * nights, 2)
-    out = paged(total, rows, a["page"], a["page_size"], "hotels")
-    return {"check_in_date": a["check_in_date"], "check_out_date": a["check_out_date"],
-            "nights": nights, **out}
 
 
 def get_hotel_detail_with_products(world: World, **a: Any) -> dict[str, Any]:
     hotel = world.hotel(a["hotel_id"])
     if hotel is None:
-        raise _not_found("hotel", a["hotel_id"])
-    nights = _nights(a)
+        raise not_found("hotel", a["hotel_id"])
+    nights = nights_of(a)
     city = world.city(hotel.pop("city_id"))
-    sql = ("SELECT id AS product_id, name AS room_type, capacity, price AS price_per_night "
+    sql = ("SELECT id AS product_id, name AS room_type, capacity, price AS price_per_night, "
+           "breakfast AS breakfast_per_room, cancel_policy, has_window "
            "FROM hotel_rooms WHERE hotel_id = ?")
-    params = [hotel["id"]]
+    params: list[Any] = [hotel["id"]]
     if a["room_type"]:
-        sql, params = sql + " AND name LIKE ?", params + [f"%{a['room_type']}%"]
+        sql, params = sql + f" AND name LIKE ? ESCAPE {ESC}", params + [like(a["room_type"])]
+    if a["min_breakfast_per_room"] is not None:
+        sql, params = sql + " AND breakfast >= ?", params + [a["min_breakfast_per_room"]]
+    if a["cancel_policy"]:
+        flexible = as_flexible(a["cancel_policy"])
+        sql += f" AND cancel_policy IN ({','.join('?' * len(flexible))})"
+        params += flexible
+    if a["has_window"] is not None:
+        sql, params = sql + " AND has_window = ?", params + [int(a["has_window"])]
     fits, others = [], []
     for room in world.query(sql + " ORDER BY price, id", params):
+        room["has_window"] = bool(room["has_window"])
+        room["cancellation"] = names.CANCEL_POLICIES[room["cancel_policy"]][0] \
+            if room["cancel_policy"] in names.CANCEL_POLICIES else room["cancel_policy"]
         room["room_num"], room["nights"] = a["room_num"], nights
         room["total_price"] = round(room["price_per_night"] * a["room_num"] * nights, 2)
         (fits if room["capacity"] * a["room_num"] >= a["person_num"] else others).append(room)
     first = (a["page"] - 1) * a["page_size"]
-    out = {"hotel": {**_hotel_out(hotel), "city": city["name"] if city else None},
+    out = {"hotel": {**hotel_out(hotel), "city": city["name"] if city else None},
            "check_in_date": a["check_in_date"], "check_out_date": a["check_out_date"],
            "nights": nights, "room_num": a["room_num"], "person_num": a["person_num"],
            **paged(len(fits), fits[first:first + a["page_size"]], a["page"], a["page_size"],
@@ -188,40 +106,18 @@ def get_hotel_coordinates(world: World, hotel_id: str) -> dict[str, Any]:
 
 # -- restaurants ---------------------------------------------------------------------------
 
-_RESTAURANT_SORT = {"rating": ("score", True), "price": ("avg_price", False),
-                    "distance": ("distance_km", False)}
-
-
-def search_restaurants(world: World, **a: Any) -> dict[str, Any]:
-    city = city_named(world, a["city"])
-    q = Query("t.id, t.name, t.cuisine, t.avg_price, t.score, t.open_time, t.close_time, "
-              "t.lat, t.lon", "restaurants")
-    q.add("t.city_id = ?", city["id"])
-    if a["restaurant_name"]:
-        q.add("t.name LIKE ?", f"%{a['restaurant_name']}%")
-    if a["categories"]:
-        clause, params = _like_any("t.cuisine", a["categories"])
-        q.add(clause, *params)
-    if a["price_min"] is not None:
-        q.add("t.avg_price >= ?", a["price_min"])
-    if a["price_max"] is not None:
-        q.add("t.avg_price <= ?", a["price_max"])
-    if a["stars"] is not None:
-        q.add("t.score >= ?", a["stars"])
-    q.near(world, *ref_point(city, a), a["distance_threshold"], a["sort_key"] == "distance")
-    total, rows = q.page(world, *_order(a, _RESTAURANT_SORT), a["page"], a["page_size"])
-    return paged(total, rows, a["page"], a["page_size"], "restaurants")
 
 
 def get_restaurant_detail_with_products(world: World, restaurant_id: str) -> dict[str, Any]:
     row = world.restaurant(restaurant_id)
     if row is None:
-        raise _not_found("restaurant", restaurant_id)
+        raise not_found("restaurant", restaurant_id)
     city = world.city(row.pop("city_id"))
     products = world.query("SELECT id AS product_id, name, people, price FROM "
                            "restaurant_products WHERE restaurant_id = ? ORDER BY people, id",
                            (restaurant_id,))
-    out: dict[str, Any] = {"restaurant": {**row, "city": city["name"] if city else None},
+    out: dict[str, Any] = {"restaurant": {**restaurant_out(row),
+                                          "city": city["name"] if city else None},
                            "products": products}
     if not products:
         out["message"] = "No set menus: order on site (about avg_price per person)."
@@ -260,7 +156,7 @@ SPECS = (
               Param("comment_count", "integer", "Minimum number of reviews.", minimum=0),
               Param("free_only", "boolean", "Only attractions with free admission.",
                     default=False),
-              *sort_params(tuple(_ATTRACTION_SORT), "heat", "attractions"), *PAGE),
+              *sort_params(tuple(ATTRACTION_SORT), "heat", "attractions"), *PAGE),
              search_attractions),
     ToolSpec("get_attraction_detail_with_products", "Full profile of one attraction and its "
              "ticket products (product id, name, price).", _id("poi_id", "attraction"),
@@ -268,20 +164,31 @@ SPECS = (
     ToolSpec("get_attraction_coordinates", "Latitude and longitude of an attraction.",
              _id("poi_id", "attraction"), get_attraction_coordinates),
     ToolSpec("search_hotels", "Search hotels in a city for a stay with filters (room price per "
-             "night, distance, hotel type, stars, rating, room types, pet friendly, breakfast), "
-             "ranking and pagination. Returns type, stars, rating, facilities, coordinates, "
-             "distance (km), the lowest matching nightly price and its total for the stay.",
+             "night, distance, hotel type, stars, rating, review count, good-review rate, "
+             "aspect ratings, room types, cancellation policy, pet friendly, breakfast), "
+             "ranking and pagination. Returns type, stars, rating, review count, good-review "
+             "rate, aspect ratings, facilities, coordinates, distance (km), the lowest "
+             "matching nightly price and its total for the stay.",
              (_CITY, *_STAY, *_PRICE, *LOCATION,
-              Param("hotel_type", "array", "Any of these tiers.", enum=HOTEL_TYPES),
+              Param("hotel_type", "array", "Any of these tiers: economy (2 stars), midscale "
+                    "(3), upscale (4), luxury (5); also budget, comfort, mid-range, premium, "
+                    "high-end.", enum=TIER_WORDS),
               Param("stars", "integer", "Minimum star rating (2-5).", minimum=2, maximum=5),
               Param("rating", "number", "Minimum guest score (0-5).", minimum=0, maximum=5),
+              Param("review_count", "integer", "Minimum number of reviews.", minimum=0),
+              Param("good_remarks_rate", "number", "Minimum share of good reviews, in % "
+                    "(0-100).", minimum=0, maximum=100),
+              *(Param(r, "number", f"Minimum {r.split('_')[0]} rating (0-10).", minimum=0,
+                      maximum=10) for r in RATINGS),
               Param("room_types", "array", "Has a room whose type contains any of these "
                     "words (e.g. King, Twin, Family, Suite)."),
+              Param("cancel_policy", "string", "Has a room whose cancellation is at least "
+                    "this flexible: " + POLICY_WORDS + ".", enum=CANCEL_POLICIES),
               Param("is_pet_friendly", "boolean", "Pets allowed."),
-              Param("has_breakfast", "boolean", "Breakfast served."),
+              Param("has_breakfast", "boolean", "Has a room with breakfast included."),
               Param("hotel_name", "string", "Part of the hotel's name."),
               Param("brand", "string", "Hotel brand, e.g. Hilton, Atour, Hanting."),
-              *sort_params(tuple(_HOTEL_SORT), "rating", "hotels"), *PAGE),
+              *sort_params(tuple(HOTEL_SORT), "rating", "hotels"), *PAGE),
              search_hotels),
     ToolSpec("get_hotel_detail_with_products", "A hotel's profile and its bookable room "
              "products for the stay, cheapest first; rooms that cannot hold person_num in "
@@ -290,18 +197,28 @@ SPECS = (
               Param("room_num", "integer", "Rooms to book.", minimum=1, maximum=20, default=1),
               Param("person_num", "integer", "Guests.", minimum=1, maximum=60, default=1),
               Param("room_type", "string", "Room type contains this word (e.g. King)."),
+              Param("min_breakfast_per_room", "integer", "At least this many breakfasts per "
+                    "room and night.", minimum=0, maximum=4),
+              Param("cancel_policy", "string", "Cancellation at least this flexible: "
+                    + POLICY_WORDS + ".", enum=CANCEL_POLICIES),
+              Param("has_window", "boolean", "Rooms with (or without) a window."),
               *PAGE), get_hotel_detail_with_products),
     ToolSpec("get_hotel_coordinates", "Latitude and longitude of a hotel.",
              _id("hotel_id", "hotel"), get_hotel_coordinates),
     ToolSpec("search_restaurants", "Search restaurants in a city with filters (cuisine, "
-             "average price per person, minimum rating, distance from the city centre or a "
-             "given point), ranking and pagination.",
+             "average price per person, minimum rating, review count, food / environment / "
+             "service ratings, reservable, distance from the city centre or a given point), "
+             "ranking and pagination.",
              (_CITY, *LOCATION, *_PRICE,
               Param("stars", "number", "Minimum rating (0-5).", minimum=0, maximum=5),
+              Param("review_count", "integer", "Minimum number of reviews.", minimum=0),
+              *(Param(r, "number", f"Minimum {r.split('_')[0]} rating (0-10; product = "
+                      "food).", minimum=0, maximum=10) for r in RATINGS),
+              Param("reservable", "boolean", "Takes reservations (true) or not (false)."),
               Param("categories", "array", "Any of these cuisines: "
                     + ", ".join(names.CUISINES) + "."),
               Param("restaurant_name", "string", "Part of the restaurant's name."),
-              *sort_params(tuple(_RESTAURANT_SORT), "rating", "restaurants"), *PAGE),
+              *sort_params(tuple(RESTAURANT_SORT), "rating", "restaurants"), *PAGE),
              search_restaurants),
     ToolSpec("get_restaurant_detail_with_products", "A restaurant's profile and its set-menu "
              "products (product id, people, price); none means order on site.",

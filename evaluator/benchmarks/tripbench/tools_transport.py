@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 from typing import Any
 
+from .periods import describe
 from .search import city_named, descending, paged
 from .toolspec import PAGE, Param, ToolError, ToolSpec, sort_params
 from .world import names
@@ -38,6 +39,8 @@ def _row_out(world: World, mode: _Mode, row: dict[str, Any]) -> dict[str, Any]:
            "duration_min": row["duration_min"],
            f"from_{mode.station}": row[f"from_{mode.station}"],
            f"to_{mode.station}": row[f"to_{mode.station}"]}
+    if "on_time_rate" in row:
+        out["on_time_rate"], out["avg_delay_min"] = row["on_time_rate"], row["avg_delay_min"]
     if "min_price" in row:
         out["min_price"] = row["min_price"]
         if row["min_price"] is None:
@@ -79,18 +82,21 @@ def search_trains(world: World, **a: Any) -> dict[str, Any]:
     return _search(world, TRAINS, a, a["date_str"])
 
 
-def _detail(world: World, mode: _Mode, id_: str, date: str, seat: str | None) -> dict[str, Any]:
+def _detail(world: World, mode: _Mode, id_: str, date: str, seat: str | None,
+            platform: str | None) -> dict[str, Any]:
     row = world.one(f"SELECT * FROM {mode.table} WHERE id = ?", (id_,))
     if row is None:
         raise ToolError("not_found", f"no {mode.what[:-1]} with id {id_!r}")
     if row["date"] != date:
         raise ToolError("out_of_range", f"{mode.what[:-1]} {id_} runs on {row['date']}, not "
                         f"{date}; search again for {date}")
-    sql = (f"SELECT id AS product_id, {mode.seat_col}, price, remaining FROM {mode.seats} "
-           f"WHERE {mode.seat_key} = ?")
+    sql = (f"SELECT id AS product_id, {mode.seat_col}, platform, price, remaining "
+           f"FROM {mode.seats} WHERE {mode.seat_key} = ?")
     params = [id_]
     if seat:
         sql, params = sql + f" AND {mode.seat_col} = ?", params + [seat]
+    if platform:
+        sql, params = sql + " AND platform = ?", params + [platform]
     products = world.query(sql + " ORDER BY price, id", params)
     for p in products:
         p["available"] = p["remaining"] > 0
@@ -107,11 +113,13 @@ def _detail(world: World, mode: _Mode, id_: str, date: str, seat: str | None) ->
 
 
 def get_flight_detail_with_products(world: World, **a: Any) -> dict[str, Any]:
-    return _detail(world, FLIGHTS, a["flight_id"], a["date"], a["seat_type"])
+    return _detail(world, FLIGHTS, a["flight_id"], a["date"], a["seat_type"],
+                   a["source_platform"])
 
 
 def get_train_detail_with_products(world: World, **a: Any) -> dict[str, Any]:
-    return _detail(world, TRAINS, a["train_id"], a["date_str"], a["seat_type"])
+    return _detail(world, TRAINS, a["train_id"], a["date_str"], a["seat_type"],
+                   a["source_platform"])
 
 
 def _terminals(world: World, mode: _Mode) -> dict[str, dict[str, Any]]:
@@ -150,8 +158,8 @@ def _route(date: str) -> tuple[Param, ...]:
     return (Param("departure_city", "string", "Departure city name.", required=True),
             Param("arrival_city", "string", "Arrival city name.", required=True),
             Param(date, "date", "Travel date YYYY-MM-DD.", required=True),
-            Param("dep_period", "period", "Departure window 'HH:MM-HH:MM' or morning / "
-                  "afternoon / evening / night / early morning."),
+            Param("dep_period", "period", "Departure window 'HH:MM-HH:MM' (inclusive) or a "
+                  f"period: {describe()}."),
             Param("arr_period", "period", "Arrival window, same format as dep_period."),
             *sort_params(tuple(_SORT), "time", "them"), *PAGE)
 
@@ -161,10 +169,13 @@ SPECS = (
              "and arrival time windows, sorting (time, price, duration) and pagination. "
              "Returns schedule, airline, airports and the lowest available price.",
              _route("date"), search_flights, aliases={"date_str": "date"}),
-    ToolSpec("get_flight_detail_with_products", "A flight's details and its ticket products "
-             "(product id, cabin, price, seats remaining).",
+    ToolSpec("get_flight_detail_with_products", "A flight's details with its punctuality "
+             "statistics (on-time rate %, average delay) and its ticket products (product id, "
+             "cabin, booking platform, price, seats remaining).",
              (Param("flight_id", "string", "The flight id from search_flights.", required=True),
               Param("date", "date", "The flight's date YYYY-MM-DD.", required=True),
+              Param("source_platform", "string", "Only tickets sold on this platform.",
+                    enum=names.FLIGHT_PLATFORMS),
               Param("seat_type", "string", "Only this cabin.", enum=CABINS)),
              get_flight_detail_with_products, aliases={"date_str": "date"}),
     ToolSpec("get_airport_coordinates", "Coordinates of an airport by exact or fuzzy name.",
@@ -175,9 +186,12 @@ SPECS = (
              "train id and number, schedule, stations and the lowest available price.",
              _route("date_str"), search_trains, aliases={"date": "date_str"}),
     ToolSpec("get_train_detail_with_products", "A train's details and its ticket products "
-             "(product id, seat class, price, seats remaining).",
+             "(product id, seat class, booking platform, price, seats remaining); trains run "
+             "on time.",
              (Param("train_id", "string", "The train id from search_trains.", required=True),
               Param("date_str", "date", "The train's date YYYY-MM-DD.", required=True),
+              Param("source_platform", "string", "Only tickets sold on this platform.",
+                    enum=names.TRAIN_PLATFORMS),
               Param("seat_type", "string", "Only this seat class.", enum=SEAT_CLASSES)),
              get_train_detail_with_products, aliases={"date": "date_str"}),
     ToolSpec("get_station_coordinates", "Coordinates of a railway station by exact or fuzzy "

@@ -18,14 +18,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .periods import PERIODS, window
+
 # JSON schema type of each parameter kind
 _JSON_TYPE = {"string": "string", "date": "string", "period": "string", "number": "number",
               "integer": "integer", "boolean": "boolean", "array": "array"}
 _TRUE, _FALSE = {"true", "1", "yes", "y"}, {"false", "0", "no", "n"}
 _PERIOD = re.compile(r"^\s*(\d{1,2}):(\d{2})\s*-\s*(\d{1,2}):(\d{2})\s*$")
-NAMED_PERIODS = {"early morning": ("00:00", "06:00"), "morning": ("06:00", "12:00"),
-                 "afternoon": ("12:00", "18:00"), "evening": ("18:00", "23:59"),
-                 "night": ("18:00", "23:59")}
 
 
 class ToolError(Exception):
@@ -170,19 +169,21 @@ def parse_date(where: str, value: str) -> str:
 
 
 def parse_period(where: str, value: str) -> tuple[str, str]:
-    """"HH:MM-HH:MM" (inclusive) or morning / afternoon / evening / night / early morning."""
-    named = NAMED_PERIODS.get(value.strip().lower())
+    """"HH:MM-HH:MM" (inclusive; "24:00" may end it) or a named period of `periods.PERIODS`
+    (the rubrics' table: "night" is 20:00-24:00 here too)."""
+    named = window(value)
     if named:
         return named
     m = _PERIOD.match(value)
     if m:
         h1, m1, h2, m2 = (int(x) for x in m.groups())
-        if h1 < 24 and h2 < 24 and m1 < 60 and m2 < 60:
+        if h1 < 24 and m1 < 60 and m2 < 60 and (h2 < 24 or (h2, m2) == (24, 0)):
             lo, hi = f"{h1:02d}:{m1:02d}", f"{h2:02d}:{m2:02d}"
             if lo <= hi:
                 return lo, hi
+    names = ", ".join(k.replace("_", " ") for k in PERIODS)
     raise ToolError("out_of_range", f"{where} must be 'HH:MM-HH:MM' (start <= end) or one of "
-                    f"{', '.join(NAMED_PERIODS)}; got {value!r}")
+                    f"{names}; got {value!r}")
 
 
 def dumps(obj: Any) -> str:

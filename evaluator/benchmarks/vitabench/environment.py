@@ -12,12 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
+
 from bench_data.types import Task
 from evaluator.benchmarks.base import BenchmarkError, DomainChoice, EnvironmentRequest
+from evaluator.prompt_sets import PromptSetError
 
 from .env import DatabaseCache, TaskDataError, VitaEnvironment, domains_for, parse_domains
 from .env.database import DOMAINS
-from .env.spec import tools_for
+from .env.spec import tool_schemas, tools_for
 
 CROSS_SUBSET = "cross_domain"
 
@@ -54,11 +57,18 @@ def select_domains(given: tuple[str, ...], available: tuple[str, ...]) -> Domain
 class VitaEpisodes:
     """The run's environment: base databases shared by every episode and trial of a task;
     each episode writes only to its own view. `domains`: the run's `--domain` (None = each
-    task's subset decides)."""
+    task's subset decides); `overrides`: the prompt set's tool descriptions (None = the
+    environment's own); `attempts`: unit key -> attempts its trial already used, for the
+    trials a resumed run plays again (judge.rerun_attempts)."""
 
-    def __init__(self, domains: tuple[str, ...] | None = None) -> None:
+    def __init__(self, domains: tuple[str, ...] | None = None,
+                 overrides: dict[str, Any] | None = None,
+                 attempts: dict[str, int] | None = None) -> None:
         self.cache = DatabaseCache()
         self.domains = domains
+        self.overrides = overrides
+        self.attempts = attempts or {}
+        self._schemas: dict[tuple[str, ...], list[dict[str, Any]]] = {}  # with overrides
 
     def episode(self, task: Task) -> VitaEnvironment:
         environment = task.extra.get("environment")
@@ -69,12 +79,22 @@ class VitaEpisodes:
             base = self.cache.get(task.task_id, environment, domains)
         except TaskDataError as exc:
             raise BenchmarkError(f"vitabench task {task.key}: {exc}") from None
-        return VitaEnvironment(base, id_seed=task.task_id)
+        schemas = None
+        if self.overrides is not None:  # built once per domain set, shared read-only
+            schemas = self._schemas.get(base.domains)
+            if schemas is None:
+                schemas = self._schemas[base.domains] = tool_schemas(base.domains,
+                                                                     self.overrides)
+        return VitaEnvironment(base, id_seed=task.task_id, overrides=self.overrides,
+                               attempts=self.attempts, schemas=schemas)
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": "vitabench", "simulated": False,
                                "state": "per-episode copy-on-write over the task database"}
         out["domains"] = list(self.domains) if self.domains else "each task's subset"
+        out["tool_descriptions"] = "prompt set" if self.overrides else "built-in"
+        if self.attempts:
+            out["trials_rerun"] = len(self.attempts)
         return out
 
     def close(self) -> None:
@@ -94,13 +114,42 @@ def _run_domains(request: EnvironmentRequest) -> tuple[str, ...] | None:
 class VitaEnvironmentFactory:
     def check(self, request: EnvironmentRequest) -> None:
         _run_domains(request)
+        _check_change_rule(request)
         for task in request.taskset.tasks:
             if not isinstance(task.extra.get("environment"), dict):
                 raise BenchmarkError(f"vitabench task {task.key}: no environment database")
 
     async def open(self, request: EnvironmentRequest, simulator: Any,
                    simulator_model: str) -> VitaEpisodes:
-        return VitaEpisodes(_run_domains(request))
+        from .judge import rerun_attempts
+        from .options import VitaOptions
+        from .prompting import tool_descriptions
+
+        try:
+            overrides = tool_descriptions(request.prompts)
+        except PromptSetError as exc:
+            raise BenchmarkError(str(exc)) from None
+        options = msgspec.convert(dict(request.config.options or {}), VitaOptions)
+        return VitaEpisodes(_run_domains(request), overrides,
+                            rerun_attempts(request.run_dir, options))
 
 
 ENVIRONMENT = VitaEnvironmentFactory()
+
+
+def _check_change_rule(request: EnvironmentRequest) -> None:
+    """`options.user_change_keeps_met` reaches the judge through the `$change_rule` of the
+    built-in judge prompts; a prompt set whose judge prompt states its own rule (the
+    reference's: a change of need keeps a met rubric) cannot be told the project's."""
+    from .options import VitaOptions
+    from .prompting import prompt_set
+
+    options = msgspec.convert(dict(request.config.options or {}), VitaOptions)
+    if options.user_change_keeps_met:
+        return
+    role = "judge_window_system" if options.reference else "judge_window"
+    template = prompt_set(request.prompts).templates[role]
+    if "change_rule" not in template.get_identifiers():
+        raise BenchmarkError(
+            f"options.user_change_keeps_met = false: the prompt set's {role}.txt states its "
+            "own rule (it has no $change_rule); use the built-in prompts or set it to true")

@@ -4,7 +4,8 @@ function over the generic agent loop (`evaluator/protocols/loop.py`).
 The agent opens with a fixed greeting, which the user simulator sees and the agent's own
 context does not (as in the reference). Then the user simulator and the agent alternate: a
 user message, then agent replies, each with tool calls run by the episode's environment (in
-order, one tool message per call), until a reply without tool calls goes to the user.
+order, one tool message per call), until a reply without tool calls goes to the user
+(dialogue.py).
 
 Steps are counted as the reference counts them: one per user message, per agent message and
 per batch of tool results (the greeting is not one); at `settings.max_steps` steps (the paper
@@ -12,110 +13,95 @@ profile: 300) the episode ends "max_steps", which scores 0. `###STOP###` in an a
 ends it ("agent_stop"; tool calls of that reply do not run), a stop marker in a user reply
 ends it ("user_stop"). The database records the episode created or changed are kept in
 `extra["db_changes"]`.
+
+Trial reruns (`options.trial_failures = "rerun"`): when something happens that the reference
+cannot go on from (dialogue.TrialFailed), the trial is played again from the start on a fresh
+copy of the task's database, up to `options.trial_reruns` more times; `extra["trial_attempt"]`
+says which attempt the record is and `extra["failed_attempts"]` what ended the others (their
+token usage is added to the record's). When every attempt fails the record ends with the last
+failure as its termination and `extra["dropped"]`: it is neither judged nor scored, as the
+reference drops the trial. A trial rerun because of its judgement starts at the attempt after
+its last record's (`VitaEnvironment.attempts_before`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import msgspec
 
-from backends.types import ChatMessage, Usage
 from evaluator.protocols.base import EpisodeContext
 from evaluator.protocols.loop import Episode, EpisodeEnded
 from evaluator.records import EpisodeRecord
 
+from .dialogue import StepLimit, Steps, TrialFailed, dialogue, new_episode
 from .env import VitaEnvironment
-from .prompting import (
-    GREETING,
-    PROMPT_VERSION,
-    STOP,
-    USER_STOPS,
-    agent_system_prompt,
-    user_system_prompt,
-)
+from .options import options_of
 
 TERMINATIONS = ("agent_stop", "user_stop")
 """How an episode ends normally."""
 
 
-class _StepLimit(Exception):
-    pass
-
-
-class _Steps:
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.n = 0
-
-    def take(self) -> None:
-        if self.n >= self.limit:
-            raise _StepLimit
-        self.n += 1
-
-
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
-    """One VitaBench dialogue (module doc)."""
+    """One VitaBench trial: the dialogue, played again after a failure as the options say
+    (module doc)."""
     if ctx.user is None:
         raise ValueError(f"task {ctx.task.key}: the vitabench protocol needs a user-simulator "
                          "RoleClient (EpisodeContext.user is None)")
-    episode = Episode(ctx, agent_system_prompt(ctx.task), "",
-                      extra={"prompt_version": PROMPT_VERSION, "greeting": GREETING})
-    episode.messages.pop()  # the agent's context starts with the user's first message
-    episode.n_user_turns = 0
-    episode.usage["user"] = Usage()
-    episode.timings["user"] = 0.0
-    # the simulator's view, roles flipped: the agent's text is "user", its own "assistant"
-    episode.user_messages.extend([
-        ChatMessage(role="system", content=user_system_prompt(ctx.task)),
-        ChatMessage(role="user", content=GREETING)])
-    steps = _Steps(ctx.settings.max_steps)
-    try:
-        termination = await _dialogue(episode, steps)
-    except _StepLimit:
-        termination = "max_steps"
-    except EpisodeEnded as end:
-        return _finish(episode, steps, end.termination, end.detail)
-    return _finish(episode, steps, termination)
-
-
-async def _dialogue(episode: Episode, steps: _Steps) -> str:
+    opts = options_of(ctx.settings.options)
+    sandbox = ctx.sandbox
+    first = 1
+    if isinstance(sandbox, VitaEnvironment):
+        first += sandbox.attempts_before(ctx.unit.key)
+    last = max(first, 1 + opts.reruns)
+    failures: list[dict[str, Any]] = []
+    spent: list[Episode] = []
+    attempt = first
     while True:
-        steps.take()
-        text = await _user_reply(episode)
-        episode.user_messages.append(ChatMessage(role="assistant", content=text))
-        episode.messages.append(ChatMessage(role="user", content=text))
-        episode.n_user_turns += 1
-        if any(marker in text for marker in USER_STOPS):
-            return "user_stop"
-        while True:
-            steps.take()
-            msg = await episode.agent_reply()
-            content = msg.content or ""
-            if STOP in content:
-                episode.final_answer = content
-                return "agent_stop"
-            if not msg.tool_calls:
-                episode.final_answer = content
-                episode.user_messages.append(ChatMessage(role="user", content=content))
-                break
-            steps.take()
-            await episode.run_tools(msg.tool_calls)
+        actx = ctx if attempt == first else dataclasses.replace(ctx, sandbox=_fresh(sandbox))
+        episode, steps = new_episode(actx)
+        try:
+            termination, detail = await _play(episode, steps)
+        except TrialFailed as failed:
+            failures.append({"attempt": attempt, "reason": failed.reason,
+                             "detail": failed.detail, "steps": steps.n})
+            spent.append(episode)
+            if attempt >= last:
+                return _finish(episode, steps, spent[:-1], failures[:-1], attempt,
+                               failed.reason, failed.detail, dropped=True)
+            attempt += 1
+            continue
+        return _finish(episode, steps, spent, failures, attempt, termination, detail)
 
 
-async def _user_reply(episode: Episode) -> str:
-    user = episode.ctx.user
-    assert user is not None
-    msg = await episode.call_model("user", user, episode.user_messages)
-    text = (msg.content or "").strip()
-    if not text:
-        episode.count("empty_user_replies")
-    return text
+async def _play(episode: Episode, steps: Steps) -> tuple[str, str]:
+    try:
+        return await dialogue(episode, steps), ""
+    except StepLimit:
+        return "max_steps", ""
+    except EpisodeEnded as end:
+        return end.termination, end.detail
 
 
-def _finish(episode: Episode, steps: _Steps, termination: str, detail: str = ""
-            ) -> EpisodeRecord:
+def _fresh(sandbox: Any) -> Any:
+    return sandbox.fresh() if isinstance(sandbox, VitaEnvironment) else sandbox
+
+
+def _finish(episode: Episode, steps: Steps, spent: list[Episode],
+            failures: list[dict[str, Any]], attempt: int, termination: str, detail: str = "",
+            dropped: bool = False) -> EpisodeRecord:
     episode.extra["steps"] = steps.n
+    episode.extra["trial_attempt"] = attempt
+    if failures:
+        episode.extra["failed_attempts"] = failures
+    if dropped:
+        episode.extra["dropped"] = True
+    for other in spent:  # what the failed attempts cost
+        for role, usage in other.usage.items():
+            episode.usage.setdefault(role, type(usage)()).add(usage)
+        for role, seconds in other.timings.items():
+            episode.timings[role] = episode.timings.get(role, 0.0) + seconds
     sandbox = episode.ctx.sandbox
     if isinstance(sandbox, VitaEnvironment):
         episode.extra["db_changes"] = _builtins(sandbox.changes())

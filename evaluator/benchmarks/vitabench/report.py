@@ -56,6 +56,8 @@ class DomainReport(msgspec.Struct):
     rubric_accuracy: float | None        # mean over episodes of its fraction met
     terminations: dict[str, int]
     tools: list[ToolErrors]              # by errors, then calls (descending), then name
+    dropped: int = 0                     # trials dropped after their reruns (no score)
+    awaiting_rerun: int = 0              # trials whose judgement asks for a rerun
 
 
 class VitaSummary(msgspec.Struct):
@@ -69,6 +71,16 @@ class VitaSummary(msgspec.Struct):
     n_boot: int = N_BOOT
     seed: int = SEED
     domains: list[DomainReport] = msgspec.field(default_factory=list)
+    dropped: int = 0
+    awaiting_rerun: int = 0
+
+
+DROPPED_PREFIX = "trial dropped"
+AWAITING_PREFIX = "awaiting its rerun"
+
+
+def _count(units: list[UnitScore], prefix: str) -> int:
+    return sum(1 for u in units if u.score is None and (u.judge_error or "").startswith(prefix))
 
 
 def _curves(scored: list[UnitScore]) -> tuple[dict[str, list[CurvePoint]], int, int]:
@@ -116,7 +128,8 @@ def _domain(name: str, units: list[UnitScore], episodes: list[Any]) -> DomainRep
         rubric_pass_rate=met / judged if judged else None,
         rubric_accuracy=sum(acc) / len(acc) if acc else None,
         terminations=dict(Counter(e.termination for e in episodes).most_common()),
-        tools=rows)
+        tools=rows, dropped=_count(units, DROPPED_PREFIX),
+        awaiting_rerun=_count(units, AWAITING_PREFIX))
 
 
 def summarize(units: list[UnitScore], episodes: list[Any] | None = None) -> VitaSummary | None:
@@ -129,7 +142,9 @@ def summarize(units: list[UnitScore], episodes: list[Any] | None = None) -> Vita
     acc = [u.dims["rubric_accuracy"] for u in scored if "rubric_accuracy" in u.dims]
     out = VitaSummary(n_units=len(units), n_scored=len(scored),
                       successes=sum(1 for u in scored if u.success),
-                      rubric_accuracy=sum(acc) / len(acc) if acc else None)
+                      rubric_accuracy=sum(acc) / len(acc) if acc else None,
+                      dropped=_count(units, DROPPED_PREFIX),
+                      awaiting_rerun=_count(units, AWAITING_PREFIX))
     names = sorted({u.subset for u in units} | {e.subset for e in episodes})
     for name in names:
         out.domains.append(_domain(name, [u for u in units if u.subset == name],
@@ -173,6 +188,11 @@ def tables(runs: list[tuple[str, VitaSummary | None]]) -> list[Table]:
                                        "mean rubric accuracy"])
     term = Table("VitaBench: termination reasons", ["run", "domain", "termination",
                                                     "episodes", "share"])
+    reruns = Table("VitaBench: trials dropped or awaiting a rerun",
+                   ["run", "domain", "dropped", "awaiting a rerun"],
+                   note="the reference reruns a trial it cannot finish or judge (up to 3 "
+                   "times) and then drops it: no score; `agentsweep run --resume` plays the "
+                   "awaiting ones")
     tool = Table("VitaBench: tool errors by tool", ["run", "domain", "tool", "calls", "errors",
                                                     "error rate"],
                  note="errors: error answers (the reference's error=true) and invalid calls; "
@@ -189,13 +209,15 @@ def tables(runs: list[tuple[str, VitaSummary | None]]) -> list[Table]:
                          f"{d.successes} ({pct(d.successes / d.n_scored if d.n_scored else None)})",
                          f"{d.rubrics_met} / {d.rubrics_judged}", pct(d.rubric_pass_rate),
                          pct(d.rubric_accuracy)])
+        if d.dropped or d.awaiting_rerun:
+            reruns.rows.append([label, d.domain, str(d.dropped), str(d.awaiting_rerun)])
         total = sum(d.terminations.values())
         for reason, count in d.terminations.items():
             term.rows.append([label, d.domain, reason, str(count), pct(count / total)])
         for t in d.tools:
             tool.rows.append([label, d.domain, t.tool, str(t.calls), str(t.errors),
                               pct(t.error_rate)])
-    return [t for t in (head, curve, rub, term, tool) if t.rows]
+    return [t for t in (head, curve, rub, reruns, term, tool) if t.rows]
 
 
 def plots(runs: list[tuple[str, VitaSummary | None]]) -> list[str]:
@@ -221,7 +243,12 @@ def judge_lines(s: VitaSummary) -> list[str]:
             f"({s.n_units - s.n_scored} unscored)")
     if s.rubric_accuracy is not None:
         line += f", rubric accuracy {100 * s.rubric_accuracy:.1f}%"
-    return [line]
+    lines = [line]
+    if s.dropped or s.awaiting_rerun:
+        lines.append(f"  trials dropped: {s.dropped}; awaiting their rerun: {s.awaiting_rerun}"
+                     + (" (`agentsweep run --resume RUN_DIR --judge` plays them)"
+                        if s.awaiting_rerun else ""))
+    return lines
 
 
 __all__ = ["DomainReport", "ToolErrors", "VitaSummary", "judge_lines", "plots", "summarize",

@@ -141,7 +141,7 @@
     const per = Math.min(500, Math.max(1, +(p.per || 50))), page = Math.max(0, +(p.page || 0));
     return {run: r.run, total: rows.length, all: rowsOf(r.run).length, page, per,
             pages: Math.max(1, Math.ceil(rows.length / per)), rows: rows.slice(page * per, (page + 1) * per),
-            generation: r.generation};
+            generation: r.generation, summary: summarize(rows)};
   }
   const staticApi = {
     runs: async () => STATIC.runs,
@@ -164,8 +164,9 @@
     const p = r.progress;
     box.replaceChildren();
     add(box, [
-      p.live ? h('span', {class: 'live'}, '● live  ') : null, p.line,
-      ' | failed ', String(p.failed), ' | judged ', String(p.judged),
+      p.live ? h('span', {class: 'live'}, '● live  ') : null,
+      h('span', {id: 'run-line', title: 'episodes recorded / units of the run; rates over the last minute while the run is live, else over the whole run; infra failures: units in failures.jsonl (infrastructure retries exhausted), run again by --resume'}, p.line),
+      ' | ', h('span', {id: 'verdict-line', title: 'verdicts: pass / fail by the judges (or a bad ending: agent_error, context_overflow, unfinished, or an unjudged episode that did not end normally); a judge error is not a score'}, p.verdict_line),
       p.updated_s_ago !== null && !STATIC ? ' | file updated ' + Math.round(p.updated_s_ago) + 's ago' : '',
       p.bad_lines ? h('span', {class: 'err'}, ' | ' + p.bad_lines + ' undecodable lines skipped') : null,
       r.report && !STATIC ? [' | ', h('a', {href: '/runs/' + encodeURIComponent(r.run) + '/report.html'}, 'report')] : null]);
@@ -189,11 +190,47 @@
     ['duration', 'dur s'], ['retries', 'infra retries']];
   const NUMERIC = new Set(['#', 'trial', 'score', 'judgements', 'tokens', 'tools', 'tool_errors', 'duration', 'retries']);
 
+  /* the score summary of the matching rows (the server's, or computed here for an export) */
+  function summarize(rows) {
+    const groups = {};
+    for (const r of rows) (groups[r.benchmark + '/' + r.subset] = groups[r.benchmark + '/' + r.subset] || []).push(r);
+    const names = Object.keys(groups).sort();
+    const out = names.map((n) => [n, groups[n]]);
+    if (names.length !== 1) out.push(['all', rows]);
+    return out.map(([name, rs]) => {
+      const scored = rs.filter((r) => r.score !== null);
+      const count = (f) => rs.filter(f).length;
+      return {subset: name, units: rs.length, running: count((r) => r.running), scored: scored.length,
+        mean_score: scored.length ? scored.reduce((a, r) => a + r.score, 0) / scored.length : null,
+        passed: count((r) => r.verdict === 'pass'), fail: count((r) => r.verdict === 'fail'),
+        judge_error: count((r) => r.verdict === 'judge error'),
+        not_judged: count((r) => r.verdict === '-' && !r.running && !r.unfinished),
+        not_passed: count((r) => r.failed),
+        bad_ending: count((r) => r.failed && (r.verdict === '-' || r.verdict === 'pass'))};
+    });
+  }
+  AS.summarize = summarize;
+  function summaryTable(summary, total) {
+    if (!summary || !summary.length) return null;
+    const pct = (a, b) => b ? ' (' + Math.round(100 * a / b) + '%)' : '';
+    return h('table', {class: 'summary-table'},
+      h('caption', {}, 'score summary of the ' + total + ' matching units'),
+      h('tr', {}, ...['subset', 'units', 'running', 'scored', 'mean score', 'passed', 'not passed', 'of which fail', 'judge error', 'bad ending', 'not judged'].map((x) => h('th', {}, x))),
+      ...summary.map((g) => h('tr', {class: g.subset === 'all' ? 'all' : null},
+        h('td', {}, g.subset), h('td', {class: 'num'}, g.units), h('td', {class: 'num'}, g.running),
+        h('td', {class: 'num' + (g.scored < g.units - g.running ? ' warn' : '')}, g.scored),
+        h('td', {class: 'num'}, num(g.mean_score, 3)),
+        h('td', {class: 'num'}, g.passed + pct(g.passed, g.scored)), h('td', {class: 'num'}, g.not_passed),
+        h('td', {class: 'num'}, g.fail), h('td', {class: 'num' + (g.judge_error ? ' warn' : '')}, g.judge_error),
+        h('td', {class: 'num'}, g.bad_ending), h('td', {class: 'num'}, g.not_judged))));
+  }
+
   function cell(row, col) {
     const v = row[col];
     if (col === 'task') return h('a', {class: 'ep', href: link('/ep', {run: row.run, key: row.key})}, v);
     if (col === 'score') return num(v, 3);
     if (col === 'verdict') return badge(v, v === '-' ? 'none' : v);
+    if (col === 'termination' && row.running) return badge(v, 'running');
     if (col === 'duration') return num(v, 1);
     if (col === 'tokens') return Number(v).toLocaleString('en');
     return v;
@@ -227,14 +264,14 @@
       inp.addEventListener('change', () => go({['f.' + c]: inp.value}));
       return h('th', {}, inp);
     }));
-    const body = h('tbody', {}, ...data.rows.map((row) => h('tr', {class: row.failed ? 'failed' : null, 'data-key': row.key},
+    const body = h('tbody', {}, ...data.rows.map((row) => h('tr', {class: row.failed ? 'failed' : row.running ? 'running' : null, 'data-key': row.key},
       ...COLS.map(([c]) => h('td', {class: (NUMERIC.has(c) ? 'num ' : '') + c}, cell(row, c))))));
     const page = data.page;
     const pager = h('div', {class: 'pager'},
       page > 0 ? h('a', {href: link('/list', Object.assign({}, q, {page: page - 1}))}, '« prev') : h('span', {class: 'muted'}, '« prev'),
       h('span', {}, 'page ' + (page + 1) + ' of ' + data.pages),
       page + 1 < data.pages ? h('a', {href: link('/list', Object.assign({}, q, {page: page + 1})), id: 'next-page'}, 'next »') : h('span', {class: 'muted'}, 'next »'));
-    fill(document.getElementById('main'), bar,
+    fill(document.getElementById('main'), bar, summaryTable(data.summary, data.total),
       h('table', {class: 'list'}, h('thead', {}, head, filters), body), pager,
       data.rows.length ? null : h('p', {class: 'muted'}, 'no units match'));
     renderHeader();

@@ -6,7 +6,6 @@ judgement says what was cut. The preference tables and short messages are never 
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 
@@ -14,38 +13,42 @@ from backends.chat_wire import TokenCount
 from backends.errors import HTTPStatusError
 from backends.types import ChatMessage, ChatResponse, Choice, SamplingParams, Usage
 from evaluator.benchmarks.base import JudgeInput
+from evaluator.benchmarks.grouptravelbench.judge_inputs import (
+    judge_view,
+    render_view,
+    transcript,
+    view_texts,
+    with_texts,
+)
 from evaluator.benchmarks.grouptravelbench.judges import (
     CONTEXT_GUARD_NOTE,
     JUDGE_KIND,
     JUDGE_VERSION,
     judge_prompt,
-    judge_view,
-    render_view,
+    meta_prompt,
     run_judge,
     run_meta,
-    view_texts,
-    with_texts,
 )
 from evaluator.benchmarks.grouptravelbench.rubric import DIMENSION_KEYS
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import estimate_tokens, fit_texts
 from evaluator.records import Judgement, UnitId
 
-from .test_judges import _record
-from .test_protocol import _task
+from .scripted import TEXTS
+from .scripted import task as _task
+from .test_judges import _record, review
 
 LONG = "预算和景点" * 400  # 2,000 characters, ~2,000 estimated tokens
 CHAT = [
-    {"role": "User1", "content": "我想去西安"},
+    {"type": "message", "role": "User1", "content": "我想去西安"},
     {"type": "message", "role": "Agent", "content": "@User1 " + LONG, "has_tool_calls": False},
-    {"role": "User2", "content": "USER2-SHORT " + LONG},
+    {"type": "message", "role": "User2", "content": "USER2-SHORT " + LONG},
     {"type": "message", "role": "Agent", "content": "", "has_tool_calls": True},
     {"type": "tool_call", "name": "web_search", "arguments": '{"query": "西安"}'},
     {"type": "tool_result", "name": "web_search", "result": "r" * 1500, "error": False},
     {"type": "message", "role": "Agent", "content": "最后的计划", "has_tool_calls": False},
 ]
-ANSWER = json.dumps({k: {"reasoning": "ok", "rating": "较好"} for k in DIMENSION_KEYS},
-                    ensure_ascii=False)
+ANSWER = review({k: "较好" for k in DIMENSION_KEYS})
 
 
 class Judge:
@@ -75,6 +78,11 @@ class Judge:
         return TokenCount(count=int(len(messages[-1].content) * self.per_char), max_model_len=8192)
 
 
+def _prompt(chat=CHAT) -> str:
+    """The judge's prompt of `chat` with nothing cut."""
+    return judge_prompt(_inp(None, chat=chat), transcript(chat, TEXTS))
+
+
 def _inp(client, context_tokens=0, max_tokens=512, chat=CHAT, audited=None):
     settings = JudgeSettings(context_tokens=context_tokens, structured_output=False,
                              sampling=SamplingParams(temperature=0.0, max_tokens=max_tokens))
@@ -85,14 +93,14 @@ def _inp(client, context_tokens=0, max_tokens=512, chat=CHAT, audited=None):
 def test_without_a_context_the_judge_reads_the_whole_chat_as_the_reference_does():
     judge = Judge()
     j = asyncio.run(run_judge(_inp(judge)))
-    assert judge.prompts == [judge_prompt(_record(chat=CHAT), _task())]
+    assert judge.prompts == [_prompt()]
     assert LONG in judge.prompts[0] and CONTEXT_GUARD_NOTE not in j.reasoning
     assert j.score == pytest.approx(0.75)
 
 
 def test_the_guard_cuts_the_longest_chat_texts_to_fit_its_estimate():
     judge = Judge()
-    whole = estimate_tokens(judge_prompt(_record(chat=CHAT), _task()))
+    whole = estimate_tokens(_prompt())
     context = whole - 1000 + 512  # 1,000 estimated tokens too many with a 512-token answer
     j = asyncio.run(run_judge(_inp(judge, context_tokens=context)))
     prompt = judge.prompts[0]
@@ -110,7 +118,7 @@ def test_the_guard_cuts_the_longest_chat_texts_to_fit_its_estimate():
 
 def test_the_guard_counts_with_the_judge_server_when_it_can():
     judge = Judge(per_char=2.0)  # twice the estimate's one token per Chinese character
-    whole = 2 * len(judge_prompt(_record(chat=CHAT), _task()))
+    whole = 2 * len(_prompt())
     j = asyncio.run(run_judge(_inp(judge, context_tokens=whole - 2000 + 512)))
     assert len(judge.prompts[0]) * 2 + 512 <= whole - 2000 + 512 and judge.counted >= 2
     assert f"prompt {whole} tokens > budget" in j.reasoning[CONTEXT_GUARD_NOTE]
@@ -122,7 +130,7 @@ def test_the_guard_counts_with_the_judge_server_when_it_can():
 
 def test_a_server_that_refuses_to_count_leaves_the_estimate():
     judge = Judge(per_char=2.0, refuse_count=True)
-    whole = estimate_tokens(judge_prompt(_record(chat=CHAT), _task()))
+    whole = estimate_tokens(_prompt())
     j = asyncio.run(run_judge(_inp(judge, context_tokens=whole - 500 + 512)))
     assert "estimated tokens > budget" in j.reasoning[CONTEXT_GUARD_NOTE]
     assert estimate_tokens(judge.prompts[0]) + 512 <= whole - 500 + 512
@@ -130,7 +138,7 @@ def test_a_server_that_refuses_to_count_leaves_the_estimate():
 
 def test_a_prompt_that_fits_is_sent_whole_and_noted_nowhere():
     judge = Judge(per_char=1.0)
-    whole = len(judge_prompt(_record(chat=CHAT), _task()))
+    whole = len(_prompt())
     j = asyncio.run(run_judge(_inp(judge, context_tokens=whole + 512)))
     assert LONG in judge.prompts[0] and CONTEXT_GUARD_NOTE not in j.reasoning
 
@@ -138,9 +146,11 @@ def test_a_prompt_that_fits_is_sent_whole_and_noted_nowhere():
 def test_the_meta_judge_is_guarded_and_says_so_and_a_failed_judge_keeps_the_note():
     audited = Judgement(unit=UnitId("r", "k", 0, 1), trajectory_hash="h", judge_model="m",
                         prompt_version=JUDGE_VERSION, kind=JUDGE_KIND, score=0.75,
-                        scores={k: 4.0 for k in DIMENSION_KEYS})
-    judge = Judge(answer='{"reasoning": "fair", "rating": "较好"}')
-    whole = estimate_tokens(judge_prompt(_record(chat=CHAT), _task()))
+                        scores={k: 4.0 for k in DIMENSION_KEYS}, raw=ANSWER)
+    judge = Judge(answer="<meta_evaluation><reasoning>fair</reasoning><rating>较好</rating>"
+                         "</meta_evaluation>")
+    whole = estimate_tokens(meta_prompt(_inp(None, audited=audited), audited,
+                                        transcript(CHAT, TEXTS)))
     meta = asyncio.run(run_meta(_inp(judge, context_tokens=whole - 800 + 512, audited=audited)))
     assert meta.score == pytest.approx(0.8) and CONTEXT_GUARD_NOTE in meta.reasoning
     assert LONG not in judge.prompts[0]
@@ -178,9 +188,10 @@ def test_a_tokenizer_unlike_the_estimate_still_gets_a_prompt_just_under_the_budg
 
     chat = CHAT + [{"role": "User1", "content": "长" * 3000},
                    {"type": "message", "role": "Agent", "content": "ok " * 2000}]
-    view = judge_view(chat)
-    parts = (lambda texts: judge_prompt(_record(chat=chat), _task(),
-                                        render_view(with_texts(view, texts))), view_texts(view))
+    view = judge_view(chat, TEXTS)
+    inp = _inp(None, chat=chat)
+    parts = (lambda texts: judge_prompt(inp, render_view(with_texts(view, texts), TEXTS)),
+             view_texts(view))
     whole = tokens(parts[0](parts[1]))
     for budget in (whole - 500, whole - 3000, whole * 3 // 5):
         calls: list[str] = []

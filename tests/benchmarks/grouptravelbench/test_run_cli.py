@@ -1,9 +1,14 @@
-"""GroupTravelBench end to end through the CLI against stub servers: `agentsweep run
---data grouptravelbench --data-dir ../shared/data --limit 1 --judge --report`. The agent's
-stub calls `web_search` in its first turns (answered by the tool simulator: no cache ships
-with the data) and then replies text that never contains a plan, so the chat runs its
-rounds and ends after the final-plan attempts ("max_turn_reached", no plan); the rule judge scores it (PC
-computed, plan metrics errors) and the LLM judge and meta-judge (a schema stub) rate it."""
+"""GroupTravelBench end to end through the CLI against stub servers (`agentsweep run --data
+grouptravelbench --data-dir ../shared/data ... --judge --report`):
+
+- the oracle agent (`oracle.py`: answers only in the formats the built-in prompt describes)
+  with a POI table of its places (`--poi-table`): PC, GU, GF and PV well above 0, the judge S
+  and the Other composite in the report;
+- a stub agent that calls `web_search` and never gives a plan, run without the POI table by
+  `options.poi_table=none`: the chat runs its rounds and the deviation "GU/GF/PV without POI
+  table" is in the manifest and the report;
+- the paper profile without a POI table refuses to start with one line naming the option; a
+  broken table stops the run naming its file, line and field."""
 
 from __future__ import annotations
 
@@ -12,24 +17,105 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Self
 
 import pytest
 
+from bench_data.grouptravelbench import load_grouptravel_file
+
+from .oracle import READY, poi_table
+
 REPO = Path(__file__).resolve().parents[3]
 DATA_DIR = REPO.parent / "shared" / "data"
+SAMPLE = DATA_DIR / "grouptravelbench" / "test_sample.jsonl"
+pytestmark = pytest.mark.skipif(not SAMPLE.is_file(),
+                                reason=f"GroupTravelBench data absent ({SAMPLE})")
+DIMS = ("hallucination_factuality", "tool_usage_reasoning", "interaction_quality",
+        "conflict_coordination", "plan_humanization")
+# one stub answer that both judges read: the review (ratings Good, S = 75) and the meta-review
+# (Good: x 4/5), as the reference's XML
+JUDGE_ANSWER = ("<response>" + "".join(
+    f"<{d}><reasoning>ok</reasoning><rating>Good</rating></{d}>" for d in DIMS)
+    + "</response><meta_evaluation><reasoning>sound</reasoning><rating>Good</rating>"
+    "</meta_evaluation>")
 
 
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+def _env(home: Path) -> dict[str, str]:
     env = dict(os.environ, AGENTSWEEP_HOME=str(home))
     env.pop("AGENTSWEEP_PLUGINS", None)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+    return env
 
 
-@pytest.mark.skipif(not (DATA_DIR / "grouptravelbench" / "test_sample.jsonl").is_file(),
-                    reason=f"GroupTravelBench data absent ({DATA_DIR}/grouptravelbench)")
-def test_one_task_runs_is_judged_and_reported(tmp_path):
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
+                          env=_env(home), capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+class Oracle:
+    def __init__(self, home: Path) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "tests.benchmarks.grouptravelbench.oracle", "--data",
+             str(SAMPLE)], cwd=REPO, env=_env(home), stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line.startswith(READY), line
+        self.url = line[len(READY):].strip()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _judge_endpoint(url: str) -> str:
+    return (f'judge.endpoints=[{{base_url="{url}", '
+            f'extra_headers={{"X-Stub-Replies" = "{JUDGE_ANSWER}"}}}}]')
+
+
+def test_the_oracle_scores_through_agentsweep_run(tmp_path):
+    from perf.stub_server import start_stub
+
+    tasks = load_grouptravel_file(SAMPLE, limit=2).tasks
+    poi = tmp_path / "all_poi_by_city.json"
+    poi.write_text(json.dumps(poi_table(tasks), ensure_ascii=False, indent=1), "utf-8")
+    with Oracle(tmp_path) as oracle, start_stub("--mode", "text") as stub:
+        r = _cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
+                 "2", "--trials", "1", "--agent-url", oracle.url, "--agent-model", "oracle",
+                 "--engine-url", stub.url, "--poi-table", str(poi), "--out", str(tmp_path),
+                 "--name", "oracle", "--set", _judge_endpoint(stub.url), "--judge", "--report",
+                 "--progress", "off", home=tmp_path)
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = tmp_path / "oracle"
+    records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
+    assert [x["termination"] for x in records] == ["plan_generated"] * 2
+    judgements = [json.loads(x) for x in (run / "judgements.jsonl").read_text().splitlines()]
+    rules = [j for j in judgements if j["kind"] == "gtb_metrics"]
+    assert len(rules) == 2 and all(j["reasoning"]["_poi_table"] == str(poi) for j in rules)
+    for j in rules:
+        s = j["scores"]
+        assert s["pc"] == 1.0 and s["pv"] == 1.0 and s["gu"] > 2 and s["gf"] > 10, s
+    report = json.loads((run / "report.json").read_text())
+    section = report["runs"][0]["benchmarks"]["grouptravelbench"]
+    overall = section["overall"]
+    assert overall["pc"]["average"] == 1.0 and overall["pv"]["average"] == 1.0
+    assert section["judge"]["score"] == 60.0 and section["judge_errors"] == 0
+    assert section["other"] == pytest.approx(
+        (100 + overall["gf"]["average"] + 100 + 60) / 4)
+    md = (run / "report.md").read_text()
+    assert "| oracle | overall | 2 | 100.0 |" in md and "| 60.00 |" in md
+    assert "_POI table: " + str(poi) + "_" in md
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert "options.poi_table" not in manifest["deviations"]     # a path is the paper's table
+    assert "prompts" in manifest["deviations"]                    # the built-in prompts
+
+
+def test_a_run_without_the_poi_table_is_recorded_as_a_deviation(tmp_path):
     from perf.stub_server import start_stub
 
     choice = json.dumps([["web_search", {"query": "Xian snacks"}]])
@@ -40,23 +126,55 @@ def test_one_task_runs_is_judged_and_reported(tmp_path):
                  "--set", f'judge.endpoints=[{{base_url="{judge.url}"}}]',
                  "--set", "judge.structured_output=true",  # the paper profile reads free text
                  "--set", f"agent.endpoint.extra_headers={{'X-Stub-Tool-Choices' = '{choice}'}}",
+                 "--set", "options.poi_table=none",
                  "--judge", "--report", "--progress", "off", home=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "gtb"
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
-    assert records and {x["benchmark"] for x in records} == {"grouptravelbench"}
     rec = records[0]
     assert rec["termination"] == "max_turn_reached" and not rec["extra"]["plan_generated"]
-    assert rec["extra"]["prompt_version"] == "grouptravelbench-v4" and rec["extra"]["chat"]
+    assert rec["extra"]["prompt_version"] == "grouptravelbench-v5" and rec["extra"]["chat"]
     calls = [e for e in rec["extra"]["chat"] if e.get("type") == "tool_call"]
     assert calls and calls[0]["name"] == "web_search" and rec["tool_calls"]
     assert rec["tool_calls"][0]["source"] == "simulated"
     judgements = [json.loads(x) for x in (run / "judgements.jsonl").read_text().splitlines()]
     kinds = {j["kind"]: j for j in judgements}
     assert set(kinds) == {"gtb_metrics", "gtb_judge", "gtb_meta"}
-    assert kinds["gtb_metrics"]["judge_model"] == "rule"
+    assert kinds["gtb_metrics"]["prompt_version"] == "gtb-metrics-v3+poi=none"
+    # a null agent (no table, no plan: the stub's replies) scores 0 on every rule metric
+    metrics = kinds["gtb_metrics"]
+    assert metrics["scores"].get("pc", 0) == 0 and metrics["score"] == 0
+    assert not {"gu", "gf", "pv"} & set(metrics["scores"])
     assert kinds["gtb_judge"]["score"] is not None and len(kinds["gtb_judge"]["scores"]) == 5
-    report = json.loads((run / "report.json").read_text())
-    assert "GroupTravelBench" in r.stdout and "PC %" in r.stdout and "judge S" in r.stdout
-    assert "difficulty" in r.stdout and "compromises" in r.stdout.lower()
-    assert report
+    manifest = json.loads((run / "manifest.json").read_text())
+    dev = manifest["deviations"]["options.poi_table"]
+    assert dev["used"] == "none" and dev["note"] == "GU/GF/PV without POI table"
+    assert "options.poi_table=none" in r.stdout and "GU/GF/PV without POI table" in r.stdout
+    md = (run / "report.md").read_text()
+    assert "options.poi_table=none" in md and "GU/GF/PV without POI table" in md
+    assert "GroupTravelBench" in md and "PC %" in md and "judge S" in md
+    assert "difficulty" in md and "compromises" in md.lower()
+
+
+def test_the_paper_profile_needs_the_poi_table_and_a_broken_one_is_named(tmp_path):
+    base = ("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit", "1",
+            "--engine-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path), "--check")
+    r = _cli(*base, home=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert "no POI table" in r.stderr and "--poi-table PATH" in r.stderr
+    assert "--set options.poi_table=none" in r.stderr
+    bad = tmp_path / "poi2category" / "all_poi_by_city.json"
+    bad.parent.mkdir()
+    bad.write_text('{"西安市": [\n {"name": "大雁塔", "poi_type": "attractions"},\n'
+                   ' {"name": "碑林", "opening_hours": {"rules": [{"weekdays": [8]}]}}\n]}',
+                   "utf-8")
+    r = _cli(*base, "--poi-table", str(bad), home=tmp_path)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+    assert f"{bad}:3: field `西安市[1].opening_hours.rules[0].weekdays`" in r.stderr
+    ok = _cli(*base, "--set", "options.poi_table=none", home=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert "GU/GF/PV without POI table" in ok.stdout
+    r = _cli("data", "check", str(bad), home=tmp_path)
+    assert r.returncode == 1
+    assert f"{bad}:3: field `西安市[1].opening_hours.rules[0].weekdays`: must be a list of 1..7" \
+        in r.stdout

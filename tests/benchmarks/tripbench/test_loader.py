@@ -47,10 +47,25 @@ def test_a_generated_set_loads_by_difficulty_with_its_world(generated):
     assert isinstance(task.payload, TripTask) and task.instructions.startswith(
         str(task.payload.trips["A"].number_of_people))
     assert ENVIRONMENT.world_path(task) == (generated / "world.sqlite").resolve()
-    hard = registry.load_tasks(str(generated), subsets=["hard"], limit=2)
-    assert [t.subset for t in hard.tasks] == ["hard", "hard"]
     assert {t.extra["hard_set"] for t in registry.load_tasks(str(generated)).tasks} == {
         "", "LIT", "FIT", "AIS", "PMR"}
+
+
+def test_the_subsets_are_the_evaluation_splits(generated):
+    """`--subset` names a split (a hard set too, in any usual spelling) and `--limit N` takes
+    N of each split; a task's subset stays its difficulty (its record key)."""
+    assert FORMAT.subsets == ("easy", "mid", "hard", "LIT", "FIT", "AIS", "PMR")
+    lit = registry.load_tasks(str(generated), subsets=["Hard LIT"])
+    assert [(t.subset, t.extra["hard_set"], t.extra["split"]) for t in lit.tasks] == [
+        ("hard", "LIT", "LIT")]
+    assert [t.extra["split"] for t in registry.load_tasks(
+        str(generated), subsets=["hard-fit", "pmr"]).tasks] == ["FIT", "PMR"]
+    plain = registry.load_tasks(str(generated), subsets=["hard"])
+    assert [t.extra["hard_set"] for t in plain.tasks] == [""]
+    each = registry.load_tasks(str(generated), limit=1)
+    assert sorted(t.extra["split"] for t in each.tasks) == sorted(FORMAT.subsets)
+    with pytest.raises(ValueError, match="unknown subset"):
+        registry.load_tasks(str(generated), subsets=["hardest"])
 
 
 def test_the_file_alone_and_the_format(generated):
@@ -131,7 +146,7 @@ def test_data_check_and_list_report_a_generated_set(generated, tmp_path, capsys)
     out = capsys.readouterr().out
     block = out[out.index("tripbench  [TRIP-Bench"):]
     assert "data found" in block.splitlines()[0]
-    assert "tasks:   7 (easy 1, mid 1, hard 5)" in block
+    assert "tasks:   7 (easy 1, mid 1, hard 1, LIT 1, FIT 1, AIS 1, PMR 1)" in block
     bad = _copy(generated, tmp_path)
     rows = _lines(bad / "tasks.jsonl")
     rows[2]["difficulty"] = "extreme"

@@ -24,9 +24,9 @@ from bench_data.tripbench import (
 from bench_data.types import Task
 from evaluator.benchmarks.base import JudgeInput
 from evaluator.benchmarks.tripbench import BENCHMARK
+from evaluator.benchmarks.tripbench.environment import TripSandbox
 from evaluator.benchmarks.tripbench.judging import RULES, RULES_VERSION, rules, score
 from evaluator.benchmarks.tripbench.protocol import PROMPT_VERSION, parse_user, run_trip
-from evaluator.benchmarks.tripbench.tools import TripSandbox
 from evaluator.benchmarks.tripbench.world import open_world
 from evaluator.benchmarks.tripbench.world.generate import generate_world
 from evaluator.judges.settings import JudgeSettings
@@ -280,7 +280,7 @@ def test_the_rule_judge_scores_the_record(world, world_dir):
 
     unit = score(record, Lookup(), None)
     assert unit.score == 0.0 and unit.success is False
-    assert unit.labels == {"difficulty": "hard", "hard_set": "AIS"}
+    assert unit.labels == {"difficulty": "hard", "hard_set": "AIS", "split": "AIS"}
     assert unit.dims["turns"] == 7 and unit.dims["viol:information_completeness"] >= 1.0
     assert unit.dims["turn_strict"] == 0.0
     assert BENCHMARK.judge_kinds(record, ctx.task, JudgeSettings()) == [RULES]
@@ -305,5 +305,10 @@ def test_a_vague_wish_stays_vague_while_the_plan_meets_it(world):
     assert [n.id for n in second] == ["ExploreQues"]
     text = sim.message(second, "Here is your plan.", ["P2"])
     assert "Meals shouldn't be too pricey." in text and "1 yuan" not in text
-    third = sim.notes(turns[2], turns[1], "Anything else?", plan)  # a question: now explicit
-    assert [n.id for n in third] == ["P2", "ClarifyExp"] and "1 yuan" in third[0].text
+    # a question, but not about the wish (nor inside the plan): still vague
+    third = sim.notes(turns[2], turns[1], 'Anything else? ```json {"q": "price?"}```', plan)
+    assert [n.id for n in third] == ["ClarifyExp"]
+    # a question about it: now explicit
+    fourth = sim.notes(turns[2], turns[1], "Noted. What price range do you have in mind?",
+                       plan)
+    assert [n.id for n in fourth] == ["P2", "ClarifyExp"] and "1 yuan" in fourth[0].text

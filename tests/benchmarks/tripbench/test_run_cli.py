@@ -14,6 +14,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from evaluator.benchmarks.tripbench.protocol import PROMPT_VERSION
+
 REPO = Path(__file__).resolve().parents[3]
 
 
@@ -33,28 +35,44 @@ def test_generate_run_judge_report(tmp_path):
              home=tmp_path)
     assert g.returncode == 0, g.stderr[-3000:]
     assert (data / "world.sqlite").is_file() and (data / "tasks.jsonl").is_file()
-    assert "easy 1, mid 1, hard 1, hard LIT 1" in g.stdout
+    assert "easy 1, mid 1, hard 1, LIT 1, FIT 1, AIS 1, PMR 1" in g.stdout
     again = _cli("data", "tripbench", "generate", "--out", str(data), home=tmp_path)
     assert again.returncode == 2 and "--force" in again.stderr
 
     choice = json.dumps([["get_city_center_coords", {"city_name": "Shanghai"}]])
     said = json.dumps({"instruction_ids": ["TRIP"], "user_query": "Please plan my trip."})
     with start_stub("--mode", "tool", "--tool-turns", "2") as stub:
-        r = _cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "2",
+        r = _cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "1",
+                 "--subset", "easy,mid,LIT,hard-pmr",
                  "--engine-url", stub.url, "--out", str(tmp_path / "runs"), "--name", "tb",
                  "--set", f"agent.endpoint.extra_headers={{'X-Stub-Tool-Choices' = '{choice}'}}",
                  "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
                           f"'X-Stub-Replies' = '{said}'}}",
                  "--judge", "--report", "--progress", "off", home=tmp_path)
+        # table 5's single-turn protocol through the run's [options]: a recorded deviation
+        one = _cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "1",
+                   "--subset", "mid", "--engine-url", stub.url, "--out", str(tmp_path / "runs"),
+                   "--name", "single", "--set", "options.protocol=single_turn",
+                   "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
+                            f"'X-Stub-Replies' = '{said}'}}",
+                   "--progress", "off", home=tmp_path)
+    assert one.returncode == 0, one.stderr[-3000:]
+    single = json.loads((tmp_path / "runs" / "single" / "episodes.jsonl").read_text())
+    assert single["extra"]["protocol"] == "single_turn" and single["n_user_turns"] == 1
+    assert single["termination"] == "completed"
+    manifest = json.loads((tmp_path / "runs" / "single" / "manifest.json").read_text())
+    assert manifest["deviations"]["options.protocol"] == {"profile": "multi_turn",
+                                                          "used": "single_turn"}
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "runs" / "tb"
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
-    # --limit 2 per difficulty: the 7 tasks hold 1 easy, 1 mid and 5 hard
+    # the subsets are the splits; a record's subset stays the task's difficulty
     assert sorted(x["subset"] for x in records) == ["easy", "hard", "hard", "mid"]
+    assert sorted(x["extra"]["hard_set"] for x in records) == ["", "", "LIT", "PMR"]
     for rec in records:
         assert rec["benchmark"] == "tripbench" and rec["termination"] == "completed"
         extra = rec["extra"]
-        assert extra["prompt_version"] == "tripbench-v2"
+        assert extra["prompt_version"] == PROMPT_VERSION and extra["protocol"] == "multi_turn"
         assert extra["turn_reached"] == extra["graph_turns"] == rec["n_user_turns"]
         assert rec["tool_calls"] and rec["tool_calls"][0]["source"] == "live"
         assert "Shanghai" in rec["tool_calls"][0]["content"]
@@ -66,16 +84,20 @@ def test_generate_run_judge_report(tmp_path):
     for j in judgements:
         assert j["kind"] == "tripbench_rules" and j["judge_model"] == "rule"
         assert j["score"] == 0.0 and j["scores"]["f_feas"] == 4.0
+        assert j["scores"]["finished"] == 1.0
         assert j["scores"]["turns_judged"] >= 2 and j["scores"]["turn_strict"] == 0.0
     assert "TRIP-Bench success (Overall strict / loose, %)" in r.stdout
     assert "difficulty hard" in r.stdout and "violations by check" in r.stdout
+    assert "split LIT" in r.stdout and "pass@k / pass^k / avg@k" in r.stdout
     assert "context max" in r.stdout
     report = json.loads((run / "report.json").read_text())
     summary = report["runs"][0]["benchmarks"]["tripbench"]
     assert summary["overall"] == {"units": 4, "strict": 0.0, "loose": 0.0,
                                   "turn_strict": 0.0, "turn_loose": 0.0}
     assert summary["violations"]["structural_validity"] == 100.0
-    assert set(summary["hard_sets"]) <= {"LIT", "FIT", "AIS", "PMR"}
+    assert list(summary["splits"]) == ["easy", "mid", "LIT", "PMR"]
+    assert summary["paper_overall"] is None          # FIT and AIS did not run
+    assert summary["curves"]["overall"]["loose pass@k"][0]["value"] == 0.0
     manifest = json.loads((run / "manifest.json").read_text())
     assert "tripbench" in json.dumps(manifest)
     # judging again later needs no server: the benchmark's judges are rule checks only

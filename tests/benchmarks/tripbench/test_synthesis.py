@@ -54,6 +54,16 @@ def test_a_seed_gives_a_byte_identical_file_and_another_seed_another(taskset, tm
     assert other.read_bytes() != taskset.read_bytes()
 
 
+def test_workers_write_the_same_file(taskset, tmp_path):
+    """Each task depends only on (seed, size, index): two worker processes give the bytes
+    one gives."""
+    from evaluator.benchmarks.tripbench.synthesis.generate import write_tasks
+
+    path = write_tasks(tmp_path / "tasks.jsonl", taskset.parent / "world.sqlite", 0, "small",
+                       N_TASKS, workers=2)
+    assert path.read_bytes() == taskset.read_bytes()
+
+
 def test_the_file_does_not_depend_on_the_hash_seed(taskset, tmp_path):
     """No set or dict order of str hashes leaks into the file (a fresh interpreter with
     another PYTHONHASHSEED writes the same bytes)."""
@@ -165,7 +175,11 @@ def test_the_hard_sets(tasks):
     shared = {p.chain for p in pmr.preferences.values() if p.scope == "all"}
     assert len(shared) >= 6
     ais = by["AIS"]
-    assert ais.style and sum(1 for p in ais.preferences.values() if p.vague) >= 2
+    assert ais.style
+    vague = [p.id for p in ais.preferences.values() if p.vague]
+    assert len(vague) >= 2 * len(ais.preferences) // 3 - 1     # throughout the dialogue
+    first = [e.pref for e in ais.turns[0].events if e.op == "add"]
+    assert not first or set(first) & set(vague)                 # the first turn's too
     lit = by["LIT"]
     assert len([e for e in lit.turns[0].events if e.op == "add"]) <= 3
     assert len(lit.turns) > len(by["FIT"].turns) // 2
@@ -196,3 +210,31 @@ def test_every_task_covers_its_tiers_behaviours(tasks):
                 task.behaviours), task.task_id
     pmr = next(t for t in tasks if t.hard_set == "PMR")
     assert "intent_redirection" in pmr.behaviours
+
+
+def test_the_paper_mix_is_the_papers_400_tasks(tmp_path):
+    """The paper's evaluation set: 100 easy, 100 mid, 50 of each hard set and no plain hard,
+    interleaved so any prefix keeps the proportions; --size paper generates it by default."""
+    from collections import Counter
+
+    from bench_data.tripbench import PAPER_SPLITS, split_of
+    from evaluator.benchmarks.tripbench.synthesis.generate import (
+        DEFAULT_MIX,
+        DEFAULT_TASKS,
+        mix_of,
+    )
+
+    order = mix_of("paper", None)
+    assert DEFAULT_MIX["paper"] == "paper" and DEFAULT_TASKS["paper"] == 400
+    counts = Counter(split_of(*order[i % len(order)]) for i in range(400))
+    assert counts == Counter(PAPER_SPLITS)
+    assert Counter(split_of(*order[i]) for i in range(8)) == Counter(
+        {k: v // 50 for k, v in PAPER_SPLITS.items()})
+    with pytest.raises(ValueError, match="unknown task mix"):
+        mix_of("small", "both")
+    path, _ = generate_taskset(tmp_path, seed=0, tasks=8, mix="paper")
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["header"]["mix"] == "paper"
+    got = Counter(split_of(json.loads(x)["difficulty"], json.loads(x).get("hard_set", ""))
+                  for x in lines[1:])
+    assert got == Counter({"easy": 2, "mid": 2, "LIT": 1, "FIT": 1, "AIS": 1, "PMR": 1})

@@ -50,8 +50,8 @@ def test_the_papers_18_tools_and_their_schemas() -> None:
     assert tool_schemas() is not schemas                         # fresh copies
     hotel = schemas[3]["function"]["parameters"]
     assert hotel["required"] == ["city", "check_in_date", "check_out_date"]
-    assert hotel["properties"]["hotel_type"]["items"]["enum"] == [
-        "economy", "comfort", "upscale", "luxury"]
+    assert hotel["properties"]["hotel_type"]["items"]["enum"][:4] == [
+        "economy", "midscale", "upscale", "luxury"]
     flights = schemas[6]["function"]["parameters"]["properties"]
     assert flights["sort_key"]["enum"] == ["time", "price", "duration"]
     assert flights["page_size"]["maximum"] == 50
@@ -147,8 +147,10 @@ def test_search_hotels(world: World) -> None:
     assert lux and all(r["star"] >= 4 and r["hotel_type"] in ("luxury", "upscale") for r in lux)
     pets = ok(world, "search_hotels", city="Shanghai", **STAY, is_pet_friendly=True,
               has_breakfast="false", page_size=50)["results"]
-    assert pets and all("pet-friendly" in r["facilities"] and "breakfast" not in r["facilities"]
-               for r in pets)
+    assert pets and all("pet-friendly" in r["facilities"] for r in pets)
+    for r in pets:      # a room without breakfast: the nightly price is that room's
+        assert world.one("SELECT MIN(price) AS p FROM hotel_rooms WHERE hotel_id = ? AND "
+                         "breakfast = 0", (r["id"],))["p"] == r["min_price_per_night"]
     kings = ok(world, "search_hotels", city="Shanghai", **STAY, room_types="King",
                page_size=50)["results"]
     assert kings
@@ -177,8 +179,12 @@ def test_search_hotels_errors(world: World) -> None:
     err(world, "search_hotels", {"city": "Shanghai", **STAY, "hotel_type": ["palace"]},
         "bad_enum", "economy")
     err(world, "search_hotels", {"city": "Shanghai", **STAY, "stars": 9}, "out_of_range")
-    err(world, "search_hotels", {"city": "Shanghai", **STAY, "good_remarks_rate": 0.9},
+    err(world, "search_hotels", {"city": "Shanghai", **STAY, "good_remarks_rate": 101},
+        "out_of_range")
+    err(world, "search_hotels", {"city": "Shanghai", **STAY, "floor": 3},
         "unknown_parameter", "its parameters are")
+    err(world, "search_hotels", {"city": "Shanghai", **STAY, "cancel_policy": "whenever"},
+        "bad_enum", "free_24h")
     err(world, "search_hotels", {"city": "Atlantis", **STAY}, "not_found", "Shanghai")
 
 
@@ -204,7 +210,7 @@ def test_hotel_detail_occupancy_and_pages(world: World) -> None:
     err(world, "get_hotel_detail_with_products", {"hotel_id": "H999999", **STAY}, "not_found")
     err(world, "get_hotel_detail_with_products", {"hotel_id": hotel, **STAY, "room_num": 0},
         "out_of_range")
-    err(world, "get_hotel_detail_with_products", {"hotel_id": hotel, **STAY, "has_window": 1},
+    err(world, "get_hotel_detail_with_products", {"hotel_id": hotel, **STAY, "floor": 1},
         "unknown_parameter")
     err(world, "get_hotel_coordinates", {"hotel_id": "nope"}, "not_found")
 
@@ -322,7 +328,7 @@ def test_search_restaurants(world: World) -> None:
     assert [r["avg_price"] for r in cheap] == sorted(r["avg_price"] for r in cheap)
     near = ok(world, "search_restaurants", city="Suzhou", distance_threshold=2)["results"]
     assert near and all(r["distance_km"] <= 2 for r in near)
-    err(world, "search_restaurants", {"city": "Suzhou", "reservable": True},
+    err(world, "search_restaurants", {"city": "Suzhou", "halal": True},
         "unknown_parameter")
     err(world, "search_restaurants", {"city": "Suzhou", "sort_key": "spiciness"}, "bad_enum")
     err(world, "search_restaurants", {"city": "Suzhou", "page_size": 500}, "out_of_range")
@@ -336,6 +342,8 @@ def test_restaurant_detail_and_coordinates(world: World) -> None:
                 restaurant_id=with_menu["restaurant_id"])
     assert detail["products"] and "message" not in detail
     assert set(detail["products"][0]) == {"product_id", "name", "people", "price"}
+    assert {"review_count", "product_rating", "reservable", "must_reserve"} <= set(
+        detail["restaurant"])
     bare = world.one("SELECT id FROM restaurants WHERE id NOT IN "
                      "(SELECT restaurant_id FROM restaurant_products) LIMIT 1")["id"]
     plain = ok(world, "get_restaurant_detail_with_products", restaurant_id=bare)

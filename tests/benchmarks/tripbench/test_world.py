@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from evaluator.benchmarks.tripbench.world import World, open_world, schema
+from evaluator.benchmarks.tripbench.world import World, names, open_world, schema
 from evaluator.benchmarks.tripbench.world.db import WorldError
 from evaluator.benchmarks.tripbench.world.generate import (
     GENERATOR,
     SIZES,
+    VERSION,
     content_digest,
     generate_world,
     table_counts,
@@ -25,16 +26,20 @@ CONTRACT_COLUMNS = {
     "attractions": "id city_id name category heat_score comment_score comment_count sight_level "
                    "lat lon open_time close_time closed_weekdays duration_min",
     "attraction_products": "id attraction_id name price",
-    "hotels": "id city_id name star brand facilities score lat lon",
-    "hotel_rooms": "id hotel_id name capacity price",
-    "restaurants": "id city_id name cuisine avg_price score lat lon open_time close_time",
+    "hotels": "id city_id name star brand facilities score lat lon review_count good_rate "
+              "product_rating environment_rating service_rating",
+    "hotel_rooms": "id hotel_id name capacity price breakfast cancel_policy has_window",
+    "restaurants": "id city_id name cuisine avg_price score lat lon open_time close_time "
+                   "review_count product_rating environment_rating service_rating reservable "
+                   "must_reserve",
     "restaurant_products": "id restaurant_id name price people",
     "flights": "id number from_city to_city date dep_time arr_time duration_min airline "
-               "from_airport to_airport from_lat from_lon to_lat to_lon",
-    "flight_seats": "id flight_id cabin price remaining",
+               "from_airport to_airport from_lat from_lon to_lat to_lon on_time_rate "
+               "avg_delay_min",
+    "flight_seats": "id flight_id cabin price remaining platform",
     "trains": "id number from_city to_city date dep_time arr_time duration_min train_type "
               "from_station to_station from_lat from_lon to_lat to_lon",
-    "train_seats": "id train_id seat_class price remaining",
+    "train_seats": "id train_id seat_class price remaining platform",
 }
 
 
@@ -76,7 +81,7 @@ def test_contract_tables_columns_and_indexes(world_path: Path) -> None:
 
 def test_meta_and_sizes(world: World) -> None:
     meta = world.meta
-    assert meta["generator"] == GENERATOR and meta["version"] == "1"
+    assert meta["generator"] == GENERATOR and meta["version"] == VERSION
     assert (meta["seed"], meta["size"]) == ("0", "small")
     assert (meta["date_start"], meta["date_end"]) == ("2025-10-01", "2025-10-07")
     counts = table_counts(world.path)
@@ -99,6 +104,24 @@ def test_values_keep_the_contract(world: World) -> None:
             d.isdigit() and int(d) < 7 for d in row["closed_weekdays"].split(","))
     assert q("SELECT COUNT(*) AS n FROM flight_seats WHERE cabin NOT IN "
              "('economy', 'business', 'first')")[0]["n"] == 0
+    # the fields of the paper's other rubrics (B.2): ratings 0-10, rates in %, known codes
+    assert q("SELECT COUNT(*) AS n FROM hotels WHERE good_rate NOT BETWEEN 0 AND 100 OR "
+             "review_count < 0 OR product_rating NOT BETWEEN 0 AND 10 OR environment_rating "
+             "NOT BETWEEN 0 AND 10 OR service_rating NOT BETWEEN 0 AND 10")[0]["n"] == 0
+    policies = {r["cancel_policy"] for r in q("SELECT DISTINCT cancel_policy FROM hotel_rooms")}
+    assert policies == set(names.CANCEL_POLICIES)
+    assert {r["has_window"] for r in q("SELECT DISTINCT has_window FROM hotel_rooms")} == {0, 1}
+    assert q("SELECT COUNT(*) AS n FROM hotel_rooms r JOIN hotels h ON h.id = r.hotel_id "
+             "WHERE r.breakfast > 0 AND h.facilities NOT LIKE '%\"breakfast\"%'")[0]["n"] == 0
+    assert q("SELECT COUNT(*) AS n FROM restaurants WHERE must_reserve > reservable")[0]["n"] == 0
+    assert {r["reservable"] for r in q("SELECT DISTINCT reservable FROM restaurants")} == {0, 1}
+    assert q("SELECT COUNT(*) AS n FROM flights WHERE on_time_rate NOT BETWEEN 0 AND 100 OR "
+             "avg_delay_min < 0")[0]["n"] == 0
+    assert {r["platform"] for r in q("SELECT DISTINCT platform FROM train_seats")} <= set(
+        names.TRAIN_PLATFORMS)
+    per_number = q("SELECT number, COUNT(DISTINCT on_time_rate) AS n FROM flights "
+                   "GROUP BY number, from_city, to_city")
+    assert all(r["n"] == 1 for r in per_number)     # a flight number's statistics
     bad_refs = q("SELECT COUNT(*) AS n FROM trains t LEFT JOIN cities c ON c.id = t.to_city "
                  "WHERE c.id IS NULL")
     assert bad_refs[0]["n"] == 0

@@ -71,7 +71,7 @@ def test_one_delivery_episode_runs_reports_and_is_judged_on_the_engine(engine, t
     assert "judged 1 (" in r.stdout
     (j,) = read_judgements(judged)
     assert j.kind == "sliding_window" and j.judge_model == engine.model
-    assert j.prompt_version.startswith("sliding-window-v2")
+    assert j.prompt_version.startswith("sliding-window-v3")
     assert j.unit == rec.unit and j.attempts >= 1
     if j.error is None:      # a verdict: one 0/1 state per rubric, the unit's score from them
         assert j.scores and set(j.scores.values()) <= {0.0, 1.0}

@@ -52,14 +52,14 @@ async def _judge(settings: JudgeSettings, changes: dict | None):
 
 
 def test_versions():
-    assert prompt_version(10, 2) == "sliding-window-v2+w10d2"
-    assert prompt_version(10, 2, True) == "sliding-window-v2+w10d2+state"
+    assert prompt_version(10, 2) == "sliding-window-v3+w10d2"
+    assert prompt_version(10, 2, True) == "sliding-window-v3+w10d2+state"
     version = get("vitabench").judges[SLIDING_WINDOW_KIND].version
-    assert version(JudgeSettings(), None) == "sliding-window-v2+w10d2"
+    assert version(JudgeSettings(), None) == "sliding-window-v3+w10d2"
     assert version(JudgeSettings(window_final_state=True), None) == \
-        "sliding-window-v2+w10d2+state"
+        "sliding-window-v3+w10d2+state"
     assert version(JudgeSettings(rubric_set="union"), None) == \
-        "sliding-window-v2+w10d2+rubrics-union"
+        "sliding-window-v3+w10d2+rubrics-union"
     cfg, _ = load_config(None, [("judge.window_final_state", True, "--set")])
     assert cfg.judge.window_final_state is True
     assert load_config(None, [])[0].judge.window_final_state is False
@@ -68,7 +68,7 @@ def test_versions():
 async def test_off_by_default_the_prompt_has_no_state():
     j, prompts, _ = await _judge(JudgeSettings(), {"orders": {ORDER["order_id"]: ORDER}})
     assert len(prompts) == 1 and j.score == 1.0
-    assert j.prompt_version == "sliding-window-v2+w10d2"
+    assert j.prompt_version == "sliding-window-v3+w10d2"
     assert FINAL_STATE_HEADING not in prompts[0] and "OT0000000001" not in prompts[0]
     # the reference's env_info: the time with its weekday, no database, no addresses
     assert "# Environment\nCurrent time: 2025-06-21 11:20:00 Saturday\n\n# What the user " \
@@ -78,7 +78,7 @@ async def test_off_by_default_the_prompt_has_no_state():
 async def test_on_the_judge_sees_the_changed_records():
     j, prompts, rec = await _judge(JudgeSettings(window_final_state=True),
                                    {"orders": {ORDER["order_id"]: ORDER}})
-    assert j.prompt_version == "sliding-window-v2+w10d2+state"
+    assert j.prompt_version == "sliding-window-v3+w10d2+state"
     want = (f"{FINAL_STATE_HEADING} (for checking what really happened)\n"
             "Database records created or changed (per table, as they were left):\n"
             + json.dumps({"orders": {ORDER["order_id"]: ORDER}}, ensure_ascii=False))

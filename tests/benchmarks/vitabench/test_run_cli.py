@@ -42,9 +42,11 @@ def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     agent = {"X-Stub-Mode": "tool", "X-Stub-Tool-Turns": "1",
              "X-Stub-Tool-Choices": json.dumps([["create_delivery_order", order]]),
              "X-Stub-Replies": "Your order is placed. ###STOP###"}
-    verdict = {"rubrics": [{"rubric_key": f"rubric_{i}", "justification": "[2] done",
-                            "satisfied": True, "overturned": False}
-                           for i in range(len(task.rubrics))]}
+    # the paper profile reads the answer as the reference does: a JSON list of every rubric
+    # of the reference's list (state and overall rubrics together)
+    union = task.extra["rubric_sets"]["union"]
+    verdict = [{"rubric_idx": f"rubric_{i}", "rubric": text, "justification": "[2] done",
+                "meetExpectation": True} for i, text in enumerate(union)]
     judge_headers = {"X-Stub-Mode": "text", "X-Stub-Replies": json.dumps(verdict)}
     root = tmp_path_factory.mktemp("vita")
     with start_stub("--mode", "text") as stub, start_stub("--mode", "text") as judge:

@@ -1,7 +1,7 @@
 """What the checks and rubrics share: the trip's meta-information, violations, the world's
 read interface, times, distances and the in-city route estimate.
 
-The world is the SQLite database of `/work/tripbench_schema.md`, read through
+The world is the SQLite database of `world/schema.py`, read through
 `world/db.py`'s `World` (only `query` and the typed getters are used, see `WorldView`).
 """
 
@@ -125,12 +125,12 @@ except ImportError:  # pragma: no cover - the same model, for a checkout without
     def route_estimate(lat1: float, lon1: float, lat2: float,
                        lon2: float) -> tuple[float, int]:
         km = round(haversine_km(lat1, lon1, lat2, lon2), 2)
-        return km, round(5.0 + km / 20.0 * 60.0)
+        return km, round(10.0 + km / 30.0 * 60.0)
 
 
 def estimate_minutes(a: tuple[float, float], b: tuple[float, float]) -> int:
     """Minutes `get_route_estimate` gives from `a` to `b` (the tool's own model, world/geo.py:
-    5 minutes plus 20 km/h over the straight line)."""
+    10 minutes plus 30 km/h over the straight line)."""
     return route_estimate(a[0], a[1], b[0], b[1])[1]
 
 

@@ -72,16 +72,17 @@ _SQL = {
         JOIN hotels h ON h.id = r.hotel_id""",
     "restaurant": "SELECT * FROM restaurants",
     "transport": """SELECT * FROM (
-        SELECT id, 'flight' AS mode, from_city, to_city, date, dep_time, arr_time, airline
-        FROM flights UNION ALL
-        SELECT id, 'train' AS mode, from_city, to_city, date, dep_time, arr_time, NULL
-        FROM trains)""",
+        SELECT id, 'flight' AS mode, from_city, to_city, date, dep_time, arr_time, airline,
+        on_time_rate, avg_delay_min FROM flights UNION ALL
+        SELECT id, 'train' AS mode, from_city, to_city, date, dep_time, arr_time, NULL, NULL,
+        NULL FROM trains)""",
     "seat": """SELECT * FROM (
-        SELECT s.id, s.flight_id AS transport_id, s.price, 'flight' AS mode, f.from_city,
-        f.to_city, f.date, f.airline FROM flight_seats s JOIN flights f ON f.id = s.flight_id
+        SELECT s.id, s.flight_id AS transport_id, s.price, s.platform, 'flight' AS mode,
+        f.from_city, f.to_city, f.date, f.airline
+        FROM flight_seats s JOIN flights f ON f.id = s.flight_id
         UNION ALL
-        SELECT s.id, s.train_id, s.price, 'train', t.from_city, t.to_city, t.date, NULL
-        FROM train_seats s JOIN trains t ON t.id = s.train_id)""",
+        SELECT s.id, s.train_id, s.price, s.platform, 'train', t.from_city, t.to_city, t.date,
+        NULL FROM train_seats s JOIN trains t ON t.id = s.train_id)""",
 }
 _CITY_COLUMN = {"attraction": "a.city_id", "hotel": "h.city_id", "room": "h.city_id",
                 "restaurant": "city_id"}
@@ -186,6 +187,7 @@ class RubricDef:
     covers: Callable[[Any, Row], set[str]] | None = None
     check: Callable[[Any, TripPlan, Ctx], bool] | None = None
     rule: Callable[[Any], dict[str, Any]] | None = None
+    filters: bool = True   # a plan may hold only feasible items (else: a need, see solvability)
 
     def generate(self, e: RubricParams, world: WorldView, trip: Trip | None = None) -> RubricRange:
         """G(e): the candidates in scope and the ids of those satisfying V(e, i)."""

@@ -14,14 +14,13 @@ from typing import Union
 
 import msgspec
 
-from . import rubrics_poi, rubrics_transport
+from . import rubrics_fields, rubrics_poi, rubrics_transport
 from .common import Trip, WorldView
 from .plan import TripPlan
 from .rubric_base import Bound, RubricDef, RubricParams, RubricRange
 
 __all__ = [
     "RUBRICS",
-    "UNSUPPORTED",
     "Bound",
     "RubricDef",
     "RubricParams",
@@ -32,27 +31,12 @@ __all__ = [
     "validate",
 ]
 
-RUBRICS: dict[str, RubricDef] = {d.name: d for d in (*rubrics_poi.DEFS, *rubrics_transport.DEFS)}
+RUBRICS: dict[str, RubricDef] = {d.name: d for d in (
+    *rubrics_poi.DEFS, *rubrics_fields.DEFS, *rubrics_transport.DEFS)}
+"""The paper's 37 rubric types (B.2.1-B.2.4; B.2.5 repeats B.2.4)."""
 
-RubricSpec = Union[(*rubrics_poi.PARAMS, *rubrics_transport.PARAMS)]  # type: ignore[valid-type]
-
-# B.2 rubric types whose data the world schema (/work/tripbench_schema.md) does not carry.
-UNSUPPORTED: dict[str, str] = {
-    "REVIEW_COUNT_HOTEL": "hotels have no review count",
-    "GOOD_RATE": "hotels have no positive-review rate",
-    "ASPECT_RATING": "hotels have no product/environment/service ratings",
-    "CANCEL_POLICY": "rooms have no cancellation policy",
-    "BREAKFAST_NUMBER": "rooms have no breakfast count",
-    "HAS_WINDOW": "rooms have no window flag",
-    "REVIEW_COUNT": "restaurants have no review count",
-    "OPEN": "restaurants have no reservability",
-    "SUBRATING_FOOD": "restaurants have no sub-ratings",
-    "SUBRATING_ENVIRONMENT": "restaurants have no sub-ratings",
-    "SUBRATING_SERVICE": "restaurants have no sub-ratings",
-    "PLATFORM": "seat products have no booking platform",
-    "ONTIME": "flights and trains have no punctuality statistics",
-}
-
+RubricSpec = Union[(*rubrics_poi.PARAMS, *rubrics_fields.PARAMS,  # type: ignore[valid-type]
+                    *rubrics_transport.PARAMS)]
 
 def _tag(e: RubricParams) -> str:
     return type(e).__struct_config__.tag  # type: ignore[return-value]

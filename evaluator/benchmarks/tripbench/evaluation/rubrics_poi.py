@@ -1,8 +1,6 @@
-"""Attraction, hotel and restaurant rubrics (paper B.2.1-B.2.3) over the schema's columns.
-
-Rubrics whose data the world schema does not hold (hotel review counts, good-review rate,
-aspect ratings, cancellation policy, breakfasts, windows; restaurant review counts,
-reservability, sub-ratings) are listed in `rubrics.UNSUPPORTED` instead.
+"""Attraction rubrics (paper B.2.1), and the hotel and restaurant rubrics of B.2.2 / B.2.3 on
+price, tier, stars, facilities, location, rating and cuisine; the ones on reviews, aspect
+ratings, rooms and reservations are in `rubrics_fields.py`.
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ from typing import Literal
 
 import msgspec
 
+from ..world.names import HOTEL_TYPES, hotel_type
 from .common import haversine_km
 from .plan import TripPlan
 from .rubric_base import Bound, Ctx, Row, RubricDef, RubricParams, selected
@@ -89,7 +88,8 @@ class Star(_Banded, tag="STAR"):
 
 
 class HotelType(RubricParams, tag="HOTEL_TYPE"):
-    """Tiers from stars (the schema has no hotel type): see `TIERS`."""
+    """Tiers from stars (the schema has no hotel type): `TIERS`, the tools' table; the
+    tiers' other words ("premium") are read as the tier they name."""
 
     types: list[str]
     exclude: bool = False
@@ -200,11 +200,12 @@ def _same_city(ctx: Ctx, row: Row, name: str) -> bool:
     return city is not None and city["id"] == row["city_id"]
 
 
-TIERS = {2: "economy", 3: "comfort", 4: "premium", 5: "luxury"}
+TIERS = HOTEL_TYPES
 
 
 def _tier_accepts(e: HotelType, row: Row, ctx: Ctx) -> bool:
-    hit = TIERS.get(int(row.get("star") or 0), "") in {_norm(t) for t in e.types}
+    wanted = {hotel_type(t) or _norm(t) for t in e.types}
+    hit = TIERS.get(int(row.get("star") or 0), "") in wanted
     return not hit if e.exclude else hit
 
 
@@ -284,7 +285,8 @@ DEFS = [
     RubricDef("DISTANCE", "attraction", Distance, "attraction", _distance_accepts, "custom",
               check=_distance_ok),
     RubricDef("CATEGORY_PRIORITY", "attraction", CategoryPriority, "attraction",
-              _in_values("category"), "custom", check=_priority_ok),
+              _in_values("category"), "custom", check=_priority_ok, filters=False,
+              values=lambda e: e.values[:1]),
     RubricDef("COMMENT_COUNT", "attraction", CommentCount, "attraction",
               _banded("comment_count")),
     RubricDef("SIGHT_LEVEL", "attraction", SightLevel, "attraction", _banded("sight_level"),

@@ -1,5 +1,5 @@
-"""Transportation rubrics (paper B.2.4; B.2.5 "general" repeats the same six). Booking
-platforms and punctuality are not in the world schema (see `rubrics.UNSUPPORTED`).
+"""Transportation rubrics (paper B.2.4; B.2.5 "general" repeats the same six): departure and
+return times, transport cost, booking platform, punctuality, airlines.
 
 Outbound is the task's first leg (origin to the first stay), return its last (back to the
 origin); in a plan they are the intercity legs leaving, and reaching, the origin city.
@@ -9,18 +9,16 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ..periods import PERIODS, period_key
 from .common import city_ids, hhmm, span
 from .plan import INTERCITY, TripPlan
 from .rubric_base import Ctx, Row, RubricDef, RubricParams, candidates, legs, selected
 
-PERIODS = {"early_morning": ("00:00", "06:00"), "morning": ("06:00", "12:00"),
-           "noon": ("11:00", "14:00"), "afternoon": ("12:00", "18:00"),
-           "evening": ("18:00", "24:00"), "night": ("20:00", "24:00")}
-
 
 class _Timing(RubricParams):
     """The leg's departure (`target` "depart") or arrival time lies in [after, before]
-    (inclusive; either may be open) or in a named `period` (see `PERIODS`)."""
+    (inclusive; either may be open) or in a named `period` (`periods.PERIODS`, the table the
+    tools' dep_period / arr_period use too)."""
 
     target: Literal["depart", "arrive"] = "depart"
     after: str | None = None
@@ -51,7 +49,8 @@ class Airline(RubricParams, tag="AIRLINE"):
 
 
 def _window(e: _Timing) -> tuple[int, int]:
-    after, before = PERIODS.get(e.period or "", (e.after, e.before))
+    key = period_key(e.period or "")
+    after, before = PERIODS[key] if key else (e.after, e.before)
     return hhmm(after or "00:00") or 0, hhmm(before or "24:00") or 24 * 60
 
 
@@ -131,6 +130,35 @@ def _cost_check(e: TransportCost, plan: TripPlan, ctx: Ctx) -> bool:
     return sum(per_leg) <= e.max
 
 
+class Platform(RubricParams, tag="PLATFORM"):
+    """Every booked seat is bought on one of `platforms` (with `exclude`: on none of them)."""
+
+    platforms: list[str]
+    exclude: bool = False
+
+
+class OnTime(RubricParams, tag="ONTIME"):
+    """Every leg is punctual: a flight's on-time rate (%) at least `min_rate` and its average
+    delay at most `max_delay` minutes (either may be left out); trains run on time (F.1: "by
+    default, trains are assumed to have no delays")."""
+
+    min_rate: float | None = None
+    max_delay: float | None = None
+
+
+def _platform_accepts(e: Platform, row: Row, ctx: Ctx) -> bool:
+    hit = (row.get("platform") or "").strip().lower() in {p.strip().lower() for p in e.platforms}
+    return not hit if e.exclude else hit
+
+
+def _ontime_accepts(e: OnTime, row: Row, ctx: Ctx) -> bool:
+    if row["mode"] != "flight":
+        return True
+    rate, delay = row.get("on_time_rate"), row.get("avg_delay_min")
+    return ((e.min_rate is None or (rate is not None and rate >= e.min_rate))
+            and (e.max_delay is None or (delay is not None and delay <= e.max_delay)))
+
+
 def _airline_accepts(e: Airline, row: Row, ctx: Ctx) -> bool:
     if row["mode"] != "flight":
         return True
@@ -144,6 +172,8 @@ DEFS = [
               "custom", legs="return", check=_timing_check("return")),
     RubricDef("COST_TRANSPORT", "transportation", TransportCost, "seat", _cost_accepts,
               "custom", check=_cost_check),
+    RubricDef("PLATFORM", "transportation", Platform, "seat", _platform_accepts),
+    RubricDef("ONTIME", "transportation", OnTime, "transport", _ontime_accepts),
     RubricDef("AIRLINE", "transportation", Airline, "transport", _airline_accepts),
 ]
-PARAMS = (TimeDepart, TimeReturn, TransportCost, Airline)
+PARAMS = (TimeDepart, TimeReturn, TransportCost, Platform, OnTime, Airline)

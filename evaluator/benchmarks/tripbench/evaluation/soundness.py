@@ -43,6 +43,7 @@ from .plan import (
     TripPlan,
     as_plan,
 )
+from .products import PRODUCTS, product_consistency
 
 CONTINUITY = "time_continuity"
 DURATION = "activity_duration"
@@ -51,7 +52,6 @@ BUFFER = "intercity_buffer"
 LOCAL_TRANSFER = "local_transfer"
 SPATIAL = "spatial_logic"
 DIVERSITY = "experience_diversity"
-PRODUCTS = "product_consistency"
 
 MAX_GAP = 120
 DAY_START, DAY_END = 6 * 60, 24 * 60
@@ -319,62 +319,6 @@ def experience_diversity(parsed: PlanArg, world: WorldView, trip: Trip) -> list[
                                          day.date, [act.id]))
                 else:
                     seen[act.id] = day.date
-    return out
-
-
-def _restaurant_products(world: WorldView, act: Activity, people: int) -> str | None:
-    menus = world.query("SELECT * FROM restaurant_products WHERE restaurant_id = ?", (act.id,))
-    if not act.products:
-        fitting = [m["id"] for m in menus if 0 < m["people"] <= people and people % m["people"] == 0]
-        return f"set menu(s) {fitting} fit {people} travellers, none chosen" if fitting else None
-    sizes = {m["id"]: m["people"] for m in menus}
-    chosen = [(sizes[p.id], p.quantity) for p in act.products if p.id in sizes]
-    if not chosen:
-        return None
-    covered = sum(size * qty for size, qty in chosen)
-    if covered < people or covered - min(size for size, _ in chosen) >= people:
-        return f"set menus serve {covered} for {people} travellers"
-    return None
-
-
-def product_consistency(parsed: PlanArg, world: WorldView, trip: Trip) -> list[Violation]:
-    """Tickets are bought for every traveller where an attraction sells them; set menus
-    (when chosen, or when one fits the party) serve the party without a superfluous menu;
-    every night's rooms hold the party; intercity seats are one per traveller and available."""
-    plan = _plan(parsed)
-    people = plan.number_of_people
-    out: list[Violation] = []
-    for day in plan.daily_schedule:
-        def bad(message: str, ids: list[str], _date: str = day.date) -> None:
-            out.append(Violation(PRODUCTS, message, _date, ids))
-
-        for act in day.activities:
-            if not act.id:
-                continue
-            if act.type == ATTRACTION and world.attraction(act.id):
-                sold = world.query("SELECT id FROM attraction_products WHERE attraction_id = ?",
-                                   (act.id,))
-                tickets = sum(p.quantity for p in act.products or [])
-                if sold and tickets != people:
-                    bad(f"{tickets} ticket(s) for {people} travellers", [act.id])
-            elif act.type == RESTAURANT and world.restaurant(act.id):
-                problem = _restaurant_products(world, act, people)
-                if problem:
-                    bad(problem, [act.id])
-            elif act.type == INTERCITY and transport(world, act.id):
-                seats = sum(p.quantity for p in act.products or [])
-                if seats != people:
-                    bad(f"{seats} seat(s) for {people} travellers", [act.id])
-                for prod in act.products or []:
-                    row = world.flight_seat(prod.id) or world.train_seat(prod.id)
-                    if row is not None and prod.quantity > (row.get("remaining") or 0):
-                        bad(f"{prod.quantity} of {prod.id}, {row.get('remaining')} left",
-                            [act.id, prod.id])
-        if day.hotel is not None and world.hotel(day.hotel.id):
-            rooms = [(world.room(r.id), r.room_num) for r in day.hotel.products]
-            beds = sum((row["capacity"] or 0) * num for row, num in rooms if row)
-            if beds < people:
-                bad(f"rooms hold {beds} for {people} travellers", [day.hotel.id])
     return out
 
 

@@ -24,6 +24,7 @@ from bench_data.tripbench import TripTask, TurnNode
 
 from ..evaluation import rubrics
 from ..evaluation.common import city_ids, estimate_minutes, haversine_km
+from ..evaluation.products import suitable_menus, tickets_required
 from .meta import to_trip
 from .solvability import Checker
 
@@ -81,6 +82,10 @@ class Planner:
         trip = to_trip(meta)
         specs = [rubrics.decode_spec(task.preferences[p].rubric) for p in node.active]
         self.pools, needs = self.checker.pools(trip, specs)
+        # CATEGORY_PRIORITY: sights of the preferred categories first, in their order
+        order = next((list(e.values) for e in specs if type(e).__name__ == "CategoryPriority"),
+                     [])
+        self.rank = {c.lower(): i for i, c in enumerate(order)}
         self.needs = [meeting for _kind, _what, meeting in needs]
         self.people = trip.number_of_people
         self.used: set[str] = set()
@@ -189,7 +194,9 @@ class Planner:
         rows = [r for r in self._rows[key] if r["id"] in pool and r["id"] not in self.used]
         wanted = set().union(*[n for n in self.needs if not (n & self.used)]) \
             if self.needs else set()
+        rank = self.rank if kind == "Attraction" else {}
         rows.sort(key=lambda r: (r["id"] not in wanted,
+                                 rank.get(str(r.get("category", "")).lower(), len(rank)),
                                  haversine_km(*at, r["lat"], r["lon"]), r["id"]))
         return rows
 
@@ -230,14 +237,19 @@ class Planner:
         return False
 
     def _products(self, kind: str, id: str) -> list[dict[str, Any]]:
+        """Tickets for everyone unless admission is free; the set menu for exactly the party
+        when there is one, else order on site (F.1 IV, V)."""
         if kind == "Attraction":
+            if not tickets_required(self.world, id):
+                return []
             tickets = self.world.query("SELECT id FROM attraction_products WHERE "
-                                       "attraction_id = ? ORDER BY price, id", (id,))
-            return [{"id": tickets[0]["id"], "quantity": self.people}] if tickets else []
+                                       "attraction_id = ? AND price > 0 ORDER BY price, id",
+                                       (id,))
+            return [{"id": tickets[0]["id"], "quantity": self.people}]
         menus = self.world.query("SELECT id, people FROM restaurant_products WHERE "
-                                 "restaurant_id = ? ORDER BY people DESC, id", (id,))
-        fit = [m for m in menus if self.people % m["people"] == 0]
-        return [{"id": fit[0]["id"], "quantity": self.people // fit[0]["people"]}] if fit else []
+                                 "restaurant_id = ? ORDER BY id", (id,))
+        fit = suitable_menus(menus, self.people)
+        return [{"id": fit[0], "quantity": 1}] if fit else []
 
     def _fill(self, day: DayBuilder, city: str, weekday: int, until: int,
               back: tuple[float, float], required: bool) -> bool:

@@ -81,10 +81,10 @@ class Checker:
             d = rubrics.definition(e)
             g = self.generate(e, trip)
             pool = kinds.setdefault(g.kind, set(self.base(g.kind, trip)))
-            if d.mode in ("all", "custom"):
+            if d.mode in ("all", "custom") and d.filters:
                 pool -= set(g.candidates) - set(g.feasible)
-            else:
-                later.append((e, d.mode))
+            else:   # containment, "any", or a preference that needs its first value
+                later.append((e, d.mode if d.filters else "cover"))
         needs: list[tuple[str, str, set[str]]] = []
         for e, mode in later:
             d = rubrics.definition(e)
@@ -93,7 +93,7 @@ class Checker:
                 needs.append((d.kind, d.name, pool & set(self.generate(e, trip).feasible)))
                 continue
             field = "ids" if hasattr(e, "ids") else "values"
-            for value in getattr(e, field):
+            for value in (d.values(e) if d.values else getattr(e, field)):
                 one = msgspec.structs.replace(e, **{field: [value]})
                 needs.append((d.kind, f"{d.name} {value!r}",
                               pool & set(self.generate(one, trip).feasible)))

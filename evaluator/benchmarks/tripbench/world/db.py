@@ -1,4 +1,4 @@
-"""Read-only access to a generated world (the schema contract, /work/tripbench_schema.md).
+"""Read-only access to a generated world (the schema of `schema.py`).
 
 `open_world(path)` opens the file through a `file:...?mode=ro` URI (`PRAGMA query_only` on top),
 with `check_same_thread=False` and a memory map, so N processes opening the same file share its
@@ -53,6 +53,7 @@ class World:
             self.conn.close()
             raise WorldError(f"{self.path} is not a world database: {exc}") from None
         self._memo: dict[str, Any] = {}
+        self._memo_lock = threading.Lock()
         try:                    # SQLite's math functions (compiled in on most builds)
             self.sql_math = self.conn.execute("SELECT asin(sin(0.5))").fetchone() is not None
         except sqlite3.OperationalError:
@@ -82,10 +83,22 @@ class World:
             return self.conn.execute(sql, params).fetchone()
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
-        """A value derived from the (immutable) world, built once per World (name indexes)."""
-        if key not in self._memo:
-            self._memo[key] = build()
-        return self._memo[key]
+        """A value derived from the (immutable) world, built once per World and its clones
+        (name indexes, a city's search columns); thread-safe."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            pass
+        with self._memo_lock:
+            if key not in self._memo:
+                self._memo[key] = build()
+            return self._memo[key]
+
+    def clone(self) -> World:
+        """Another connection to the same file (for another thread), sharing the memo."""
+        other = World(self.path)
+        other._memo, other._memo_lock = self._memo, self._memo_lock
+        return other
 
     def _by_id(self, table: str, id_: str) -> dict[str, Any] | None:
         if not isinstance(id_, str):

@@ -30,7 +30,7 @@ from .geo import offset
 from .transport import City, flight_rows, make_cities, routes, train_rows
 
 GENERATOR = "agentsweep.tripbench.world"
-VERSION = "1"
+VERSION = "2"
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def attraction_rows(city: City, size: WorldSize, seed: int, ids: dict[str, itert
                      int(rng.lognormvariate(4.0 + heat / 2.5, 1.0)), level, lat, lon, opens,
                      closes, closed if rng.random() < 0.8 else "", rng.choice(durations)))
         if rng.random() < free_p:
-            tickets = [("Free admission", 0.0)]
+            tickets = []        # free admission, no ticket needed: the agent plans products []
         else:
             adult = float(round(rng.uniform(lo, hi) * PRICE_SCALE[city.tier]))
             tickets = [("Adult ticket", adult)]
@@ -132,15 +132,29 @@ def hotel_rows(city: City, size: WorldSize, seed: int, ids: dict[str, itertools.
                       if i == 0 or rng.random() < 0.15 + 0.12 * star - 0.02 * i]
         lat, lon = _place(rng, city, 6.0)
         hid = f"H{next(ids['H']):06d}"
-        rows.append((hid, city.id, name, star, brand, json.dumps(facilities),
-                     round(rng.triangular(3.0, 5.0, 3.6 + 0.2 * star), 1), lat, lon))
+        score = round(rng.triangular(3.0, 5.0, 3.6 + 0.2 * star), 1)
+        reviews = int(rng.lognormvariate(4.2 + 0.35 * star, 1.0))
+        good = round(min(100.0, max(60.0, rng.gauss(62 + 7.5 * score, 3.0))), 1)
+        aspects = [_rating(rng, score) for _ in range(3)]
+        rows.append((hid, city.id, name, star, brand, json.dumps(facilities), score, lat, lon,
+                     reviews, good, *aspects))
         base = names.STAR_BASE_PRICE[star] * PRICE_SCALE[city.tier] * rng.uniform(0.7, 1.4)
+        breakfast = "breakfast" in facilities
         for rtype in sorted(rng.sample(room_types, rng.randint(*size.rooms)),
                             key=room_types.index):
             capacity, mult = names.ROOM_TYPES[rtype]
-            rooms.append((f"HR{next(ids['HR']):07d}", hid, rtype, capacity,
-                          float(round(base * mult * rng.uniform(0.9, 1.1)))))
+            price = float(round(base * mult * rng.uniform(0.9, 1.1)))
+            meals = rng.choices((0, 1, 2), (3, 3, 4))[0] if breakfast else 0
+            policy = rng.choices(list(names.CANCEL_POLICIES), (2, 4, 2, 2))[0]
+            window = int(rng.random() < (0.7 if rtype == "Single Room" else 0.9))
+            rooms.append((f"HR{next(ids['HR']):07d}", hid, rtype, capacity, price,
+                          min(meals, capacity), policy, window))
     return rows, rooms
+
+
+def _rating(rng: random.Random, score: float) -> float:
+    """A 0-10 aspect rating around twice the 0-5 score (the paper's 8.0 / 8.7 / 8.2)."""
+    return round(min(10.0, max(5.0, rng.gauss(2 * score - 0.4, 0.5))), 1)
 
 
 def restaurant_rows(city: City, size: WorldSize, seed: int, ids: dict[str, itertools.count]
@@ -165,8 +179,12 @@ def restaurant_rows(city: City, size: WorldSize, seed: int, ids: dict[str, itert
         lat, lon = _place(rng, city, 5.0)
         opens, closes = rng.choices(hours, (5, 5, 2, 2, 1, 1, 2))[0]
         rid = f"R{next(ids['R']):06d}"
-        rows.append((rid, city.id, name, cuisine, avg, round(rng.triangular(2.8, 5.0, 4.2), 1),
-                     lat, lon, opens, closes))
+        score = round(rng.triangular(2.8, 5.0, 4.2), 1)
+        reviews = int(rng.lognormvariate(3.5 + 0.4 * score, 1.1))
+        reservable = rng.random() < 0.55
+        must = reservable and rng.random() < 0.15
+        rows.append((rid, city.id, name, cuisine, avg, score, lat, lon, opens, closes, reviews,
+                     *(_rating(rng, score) for _ in range(3)), int(reservable), int(must)))
         n = rng.choices((0, 1, 2, 3), (45, 35, 14, 6))[0]
         for people in sorted(rng.sample((1, 2, 3, 4, 6), n)):
             label = "Set menu for 1" if people == 1 else f"Set menu for {people}"

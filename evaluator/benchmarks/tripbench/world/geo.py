@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 
 EARTH_RADIUS_KM = 6371.0088
-CITY_SPEED_KMH = 20.0       # in-city door-to-door speed of `get_route_estimate`
-CITY_OVERHEAD_MIN = 5.0     # waiting / walking added to every in-city trip
+CITY_SPEED_KMH = 30.0       # in-city door-to-door speed of `get_route_estimate`
+CITY_OVERHEAD_MIN = 10.0    # waiting / walking added to every in-city trip
 
 
 def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
@@ -19,8 +19,9 @@ def haversine_km(lat1: float, lon1: float, lat2: float, lon2: float) -> float:
 
 
 def route_estimate(lat1: float, lon1: float, lat2: float, lon2: float) -> tuple[float, int]:
-    """(straight-line km rounded to 0.01, estimated minutes): minutes = round(5 + km x 3), i.e.
-    20 km/h door to door plus 5 minutes (5.15 km -> 20 min, the paper's example)."""
+    """(straight-line km rounded to 0.01, estimated minutes): minutes = round(10 + 2 x km), i.e.
+    30 km/h door to door plus 10 minutes; the paper's four worked examples (appendix G: 5.15 km
+    -> 20 min, 4.73 -> 19, 10.56 -> 31, 2.08 -> 14) all fit it."""
     km = round(haversine_km(lat1, lon1, lat2, lon2), 2)
     return km, round(CITY_OVERHEAD_MIN + km / CITY_SPEED_KMH * 60.0)
 

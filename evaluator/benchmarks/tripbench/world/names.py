@@ -108,7 +108,22 @@ HOTEL_BRANDS: dict[str, int] = {
     "Holiday Inn": 4, "Vienna Hotel": 3, "Orange Hotel": 3, "Ji Hotel": 3, "Ibis": 3,
     "Hanting": 2, "Home Inn": 2, "7 Days Inn": 2, "Jinjiang Inn": 2, "": 0,
 }
-HOTEL_TYPES = {2: "economy", 3: "comfort", 4: "upscale", 5: "luxury"}
+HOTEL_TYPES = {2: "economy", 3: "midscale", 4: "upscale", 5: "luxury"}
+"""Hotel tier by star level: the paper's tier words (its tool answers say Economy, Midscale,
+Upscale, Luxury). The one table of the tools (`hotel_type`), the HOTEL_TYPE rubric and the
+task synthesiser."""
+HOTEL_TYPE_ALIASES = {"budget": "economy", "comfort": "midscale", "mid-range": "midscale",
+                      "premium": "upscale", "high-end": "luxury"}
+"""Other words for the tiers, accepted by the tool and the rubric alike."""
+
+
+def hotel_type(word: str) -> str | None:
+    """The tier a word names ("Premium" -> "upscale"), or None."""
+    key = word.strip().lower()
+    key = HOTEL_TYPE_ALIASES.get(key, key)
+    return key if key in HOTEL_TYPES.values() else None
+
+
 HOTEL_FACILITIES = (
     "wifi", "parking", "breakfast", "gym", "swimming pool", "pet-friendly", "airport shuttle",
     "laundry", "restaurant", "meeting room", "spa", "ev charging", "luggage storage",
@@ -122,6 +137,25 @@ ROOM_TYPES: dict[str, tuple[int, float]] = {
     "Triple Room": (3, 1.5), "Family Room": (4, 1.8), "Executive Suite": (3, 2.6),
 }
 STAR_BASE_PRICE = {2: 160, 3: 280, 4: 480, 5: 900}
+# a room's cancellation policy, most flexible first: code -> (words, hours before check-in
+# until which cancelling is free; None = never)
+CANCEL_POLICIES: dict[str, tuple[str, int | None]] = {
+    "free_until_checkin": ("free cancellation until check-in", 0),
+    "free_24h": ("free cancellation until 24 hours before check-in", 24),
+    "free_72h": ("free cancellation until 72 hours before check-in", 72),
+    "non_refundable": ("non-refundable", None),
+}
+
+
+def cancel_rank(code: str) -> int | None:
+    """0 = most flexible; None for a code that is no policy."""
+    key = code.strip().lower().replace("-", "_").replace(" ", "_")
+    return list(CANCEL_POLICIES).index(key) if key in CANCEL_POLICIES else None
+
+
+FLIGHT_PLATFORMS = ("Ctrip", "Fliggy", "Qunar", "Airline website")
+TRAIN_PLATFORMS = ("12306", "Ctrip", "Fliggy", "Qunar")
+"""Where tickets are sold: each seat class of a service is offered on one to three of them."""
 
 # cuisine -> average price per person at tier 2
 CUISINES: dict[str, int] = {

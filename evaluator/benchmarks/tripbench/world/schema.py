@@ -1,4 +1,4 @@
-"""The world's SQLite schema (the shared contract, /work/tripbench_schema.md) and its indexes."""
+"""The world's SQLite schema (the contract of every reader) and its indexes."""
 
 from __future__ import annotations
 
@@ -18,13 +18,20 @@ TABLES: dict[str, str] = {
     "hotels": "id TEXT PRIMARY KEY, city_id TEXT NOT NULL REFERENCES cities(id), "
               "name TEXT NOT NULL, star INTEGER NOT NULL, brand TEXT NOT NULL, "
               "facilities TEXT NOT NULL, score REAL NOT NULL, lat REAL NOT NULL, "
-              "lon REAL NOT NULL",
+              "lon REAL NOT NULL, review_count INTEGER NOT NULL, good_rate REAL NOT NULL, "
+              "product_rating REAL NOT NULL, environment_rating REAL NOT NULL, "
+              "service_rating REAL NOT NULL",
     "hotel_rooms": "id TEXT PRIMARY KEY, hotel_id TEXT NOT NULL REFERENCES hotels(id), "
-                   "name TEXT NOT NULL, capacity INTEGER NOT NULL, price REAL NOT NULL",
+                   "name TEXT NOT NULL, capacity INTEGER NOT NULL, price REAL NOT NULL, "
+                   "breakfast INTEGER NOT NULL, cancel_policy TEXT NOT NULL, "
+                   "has_window INTEGER NOT NULL",
     "restaurants": "id TEXT PRIMARY KEY, city_id TEXT NOT NULL REFERENCES cities(id), "
                    "name TEXT NOT NULL, cuisine TEXT NOT NULL, avg_price REAL NOT NULL, "
                    "score REAL NOT NULL, lat REAL NOT NULL, lon REAL NOT NULL, "
-                   "open_time TEXT NOT NULL, close_time TEXT NOT NULL",
+                   "open_time TEXT NOT NULL, close_time TEXT NOT NULL, "
+                   "review_count INTEGER NOT NULL, product_rating REAL NOT NULL, "
+                   "environment_rating REAL NOT NULL, service_rating REAL NOT NULL, "
+                   "reservable INTEGER NOT NULL, must_reserve INTEGER NOT NULL",
     "restaurant_products": "id TEXT PRIMARY KEY, "
                            "restaurant_id TEXT NOT NULL REFERENCES restaurants(id), "
                            "name TEXT NOT NULL, price REAL NOT NULL, people INTEGER NOT NULL",
@@ -34,9 +41,10 @@ TABLES: dict[str, str] = {
                "dep_time TEXT NOT NULL, arr_time TEXT NOT NULL, duration_min INTEGER NOT NULL, "
                "airline TEXT NOT NULL, from_airport TEXT NOT NULL, to_airport TEXT NOT NULL, "
                "from_lat REAL NOT NULL, from_lon REAL NOT NULL, to_lat REAL NOT NULL, "
-               "to_lon REAL NOT NULL",
+               "to_lon REAL NOT NULL, on_time_rate REAL NOT NULL, avg_delay_min INTEGER NOT NULL",
     "flight_seats": "id TEXT PRIMARY KEY, flight_id TEXT NOT NULL REFERENCES flights(id), "
-                    "cabin TEXT NOT NULL, price REAL NOT NULL, remaining INTEGER NOT NULL",
+                    "cabin TEXT NOT NULL, price REAL NOT NULL, remaining INTEGER NOT NULL, "
+                    "platform TEXT NOT NULL",
     "trains": "id TEXT PRIMARY KEY, number TEXT NOT NULL, "
               "from_city TEXT NOT NULL REFERENCES cities(id), "
               "to_city TEXT NOT NULL REFERENCES cities(id), date TEXT NOT NULL, "
@@ -45,7 +53,8 @@ TABLES: dict[str, str] = {
               "from_lat REAL NOT NULL, from_lon REAL NOT NULL, to_lat REAL NOT NULL, "
               "to_lon REAL NOT NULL",
     "train_seats": "id TEXT PRIMARY KEY, train_id TEXT NOT NULL REFERENCES trains(id), "
-                   "seat_class TEXT NOT NULL, price REAL NOT NULL, remaining INTEGER NOT NULL",
+                   "seat_class TEXT NOT NULL, price REAL NOT NULL, remaining INTEGER NOT NULL, "
+                   "platform TEXT NOT NULL",
 }
 
 # name -> (table, columns): what the searches and detail look-ups need

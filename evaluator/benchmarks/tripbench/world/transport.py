@@ -138,16 +138,21 @@ def flight_rows(a: City, b: City, services: list[Service], dates: list[str], see
                 size: str, next_id: Iterator[int], next_seat: Iterator[int]
                 ) -> tuple[list[tuple], list[tuple]]:
     rng = random.Random(f"{seed}/{size}/flights/{a.id}/{b.id}")
+    punctual = random.Random(f"{seed}/{size}/punctuality/{a.id}/{b.id}")
+    stats = []      # a flight number's punctuality statistics hold on every day it flies
+    for _ in services:
+        rate = round(min(98.0, max(55.0, punctual.gauss(82.0, 9.0))), 1)
+        stats.append((rate, round(5 + (100 - rate) * punctual.uniform(0.8, 1.6))))
     rows, seats = [], []
     for date in dates:
-        for s in services:
+        for s, (rate, delay) in zip(services, stats):
             if rng.random() >= 0.92:
                 continue
             fid = f"F{next(next_id):07d}"
             rows.append((fid, s.number, a.id, b.id, date, _hhmm(s.dep_min),
                          _hhmm(s.dep_min + s.duration_min), s.duration_min, s.kind,
                          s.origin.name, s.destination.name, s.origin.lat, s.origin.lon,
-                         s.destination.lat, s.destination.lon))
+                         s.destination.lat, s.destination.lon, rate, delay))
             economy = round(s.base_fare * rng.uniform(0.45, 1.25), -1)
             cabins = [("economy", economy)]
             if rng.random() < 0.7:
@@ -155,9 +160,20 @@ def flight_rows(a: City, b: City, services: list[Service], dates: list[str], see
             if a.tier == 1 and b.tier == 1 and rng.random() < 0.4:
                 cabins.append(("first", round(s.base_fare * rng.uniform(3.5, 4.5), -1)))
             for cabin, price in cabins:
-                left = 0 if rng.random() < 0.05 else rng.randint(1, 60)
-                seats.append((f"FS{next(next_seat):07d}", fid, cabin, float(price), left))
+                for platform, fare in _platforms(rng, names.FLIGHT_PLATFORMS, price, 10.0):
+                    left = 0 if rng.random() < 0.05 else rng.randint(1, 60)
+                    seats.append((f"FS{next(next_seat):07d}", fid, cabin, fare, left,
+                                  platform))
     return rows, seats
+
+
+def _platforms(rng: random.Random, platforms: tuple[str, ...], price: float,
+               step: float) -> list[tuple[str, float]]:
+    """One to three booking platforms selling a seat class, each at its own fare (within a
+    few percent of the class's price, rounded to `step`)."""
+    chosen = sorted(rng.sample(range(len(platforms)), rng.choices((1, 2, 3), (3, 4, 3))[0]))
+    return [(platforms[i], float(max(step, round(price * rng.uniform(0.96, 1.06) / step)
+                                       * step))) for i in chosen]
 
 
 def train_rows(a: City, b: City, services: list[Service], dates: list[str], seed: int,
@@ -177,7 +193,9 @@ def train_rows(a: City, b: City, services: list[Service], dates: list[str], seed
             for seat_class, mult in names.TRAIN_SEATS[s.kind]:
                 if mult > 2 and rng.random() < 0.4:
                     continue
-                left = 0 if rng.random() < 0.08 else rng.randint(1, 300)
-                seats.append((f"TS{next(next_seat):07d}", tid, seat_class,
-                              round(s.base_fare * mult * 2) / 2, left))
+                fare = round(s.base_fare * mult * 2) / 2
+                for platform, price in _platforms(rng, names.TRAIN_PLATFORMS, fare, 0.5):
+                    left = 0 if rng.random() < 0.08 else rng.randint(1, 300)
+                    seats.append((f"TS{next(next_seat):07d}", tid, seat_class, price, left,
+                                  platform))
     return rows, seats

@@ -114,26 +114,44 @@ def _type_problem(p: specs.Param, value: Any) -> str | None:
 class VitaEnvironment:
     """One episode's tools over its own copy-on-write view of a shared task database."""
 
-    __slots__ = ("_specs", "_tools", "base", "state", "strict")
+    __slots__ = ("_attempts", "_id_seed", "_overrides", "_specs", "_tools", "base", "state",
+                 "strict")
 
     def __init__(self, base: TaskDatabase, *, strict: bool = False,
                  overrides: Mapping[str, Mapping[str, Any]] | None = None,
-                 id_seed: str = "") -> None:
+                 id_seed: str = "", attempts: Mapping[str, int] | None = None,
+                 schemas: Sequence[dict[str, Any]] | None = None) -> None:
         self.base = base
         self.state = EpisodeState(base, id_seed=id_seed)
         self.strict = strict
+        self._overrides = overrides
+        self._id_seed = id_seed
+        self._attempts = attempts
         self._specs = _shared_specs(base.domains)
         # each episode gets its own list (what it does to the list reaches no other episode)
         # of the domain set's shared, read-only schema dicts (one copy per process, not per
         # live episode); description overrides build their own
-        schemas = (_shared_schemas(base.domains) if overrides is None
-                   else specs.tool_schemas(base.domains, overrides))
+        # `schemas`: these overrides' schemas, built once by the caller and shared
+        if schemas is None:
+            schemas = (_shared_schemas(base.domains) if overrides is None
+                       else specs.tool_schemas(base.domains, overrides))
         self._tools = ToolList(schemas)
 
     @classmethod
     def from_environment(cls, environment: Mapping[str, Any], domains: str | Sequence[str],
                          **kwargs: Any) -> VitaEnvironment:
         return cls(TaskDatabase.load(environment, domains), **kwargs)
+
+    def fresh(self) -> VitaEnvironment:
+        """A new episode over the same base database, with the same settings (a rerun)."""
+        return VitaEnvironment(self.base, strict=self.strict, overrides=self._overrides,
+                               id_seed=self._id_seed, attempts=self._attempts,
+                               schemas=list(self._tools))
+
+    def attempts_before(self, unit_key: str) -> int:
+        """Attempts of the unit's trial already recorded by the run (its reruns: see
+        docs/vitabench.md, "Trial reruns"); 0 for a new trial."""
+        return (self._attempts or {}).get(unit_key, 0)
 
     @property
     def domains(self) -> tuple[str, ...]:

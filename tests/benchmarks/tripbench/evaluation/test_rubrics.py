@@ -87,6 +87,40 @@ CASES = [  # (rubric, expected on the baseline plan)
     ({"type": "COST_TRANSPORT", "max": 2699, "level": "total"}, False),
     ({"type": "AIRLINE", "excluded": ["Air China"]}, True),
     ({"type": "AIRLINE", "excluded": ["china eastern"]}, False),
+    # the rubrics on reviews, ratings, rooms, reservations, platforms and punctuality
+    ({"type": "REVIEW_COUNT_HOTEL", "bound": {"min": 1000}}, True),
+    ({"type": "REVIEW_COUNT_HOTEL", "bound": {"min": 1500}}, False),
+    ({"type": "GOOD_RATE", "bound": {"min": 95}}, True),
+    ({"type": "GOOD_RATE", "bound": {"min": 97}}, False),
+    ({"type": "ASPECT_RATING", "min": 8.5}, True),
+    ({"type": "ASPECT_RATING", "min": 8.8}, False),
+    ({"type": "ASPECT_RATING", "min": 9.1, "aspect": "product"}, True),
+    ({"type": "ASPECT_RATING", "min": 8.8, "aspect": "service"}, False),
+    ({"type": "CANCEL_POLICY", "at_least": "free_72h"}, True),
+    ({"type": "CANCEL_POLICY", "at_least": "free_24h"}, True),
+    ({"type": "CANCEL_POLICY", "at_least": "free_until_checkin"}, False),
+    ({"type": "BREAKFAST_NUMBER", "bound": {"min": 2}}, True),
+    ({"type": "BREAKFAST_NUMBER", "bound": {"min": 2, "max": 2}}, True),
+    ({"type": "BREAKFAST_NUMBER", "bound": {"min": 3}}, False),
+    ({"type": "HAS_WINDOW"}, True),
+    ({"type": "REVIEW_COUNT", "bound": {"min": 60}}, True),
+    ({"type": "REVIEW_COUNT", "bound": {"min": 100}}, False),
+    ({"type": "OPEN", "rule": "no_mandatory"}, True),
+    ({"type": "OPEN", "rule": "reservable"}, False),
+    ({"type": "SUBRATING_FOOD", "bound": {"min": 8.0}}, True),
+    ({"type": "SUBRATING_FOOD", "bound": {"min": 8.5}}, False),
+    ({"type": "SUBRATING_ENVIRONMENT", "bound": {"min": 8.0}}, True),
+    ({"type": "SUBRATING_ENVIRONMENT", "bound": {"min": 8.1}}, False),
+    ({"type": "SUBRATING_SERVICE", "bound": {"min": 7.0}}, True),
+    ({"type": "SUBRATING_SERVICE", "bound": {"min": 7.5}}, False),
+    ({"type": "PLATFORM", "platforms": ["ctrip", "12306"]}, True),
+    ({"type": "PLATFORM", "platforms": ["Ctrip"]}, False),
+    ({"type": "PLATFORM", "platforms": ["Qunar"], "exclude": True}, True),
+    ({"type": "PLATFORM", "platforms": ["12306"], "exclude": True}, False),
+    ({"type": "ONTIME", "min_rate": 85}, True),
+    ({"type": "ONTIME", "min_rate": 90}, False),
+    ({"type": "ONTIME", "max_delay": 15}, True),
+    ({"type": "ONTIME", "min_rate": 80, "max_delay": 10}, False),
 ]
 
 
@@ -106,7 +140,7 @@ def test_every_registered_rubric_has_a_pass_and_a_fail_case():
     passing = {raw["type"] for raw, ok in CASES if ok}
     failing = {raw["type"] for raw, ok in CASES if not ok}
     assert passing == set(R.RUBRICS)
-    assert failing | {"PET_FRIENDLY", "LOCATION"} == set(R.RUBRICS)   # both fail below
+    assert failing | {"PET_FRIENDLY", "LOCATION", "HAS_WINDOW"} == set(R.RUBRICS)  # below
 
 
 def _with_far_inn(nights: list[int]):
@@ -125,6 +159,26 @@ def test_hotel_rubrics_on_other_hotels(world, task):
     assert R.validate(near, _with_far_inn([1]), world, task) is False      # Far Inn at 12 km
     assert R.validate(near_but_last, _with_far_inn([1]), world, task) is True
     assert R.validate(near_but_last, _with_far_inn([0]), world, task) is False
+
+
+def test_room_and_reservation_rubrics_on_other_choices(world, task):
+    """Far Inn's twin has no window, no breakfast and no refund; R000006 must be reserved."""
+    window = R.decode_spec({"type": "HAS_WINDOW"})
+    assert R.validate(window, _with_far_inn([1]), world, task) is False
+    cancel = R.decode_spec({"type": "CANCEL_POLICY", "at_least": "free_72h"})
+    assert R.validate(cancel, _with_far_inn([1]), world, task) is False
+    breakfast = R.decode_spec({"type": "BREAKFAST_NUMBER", "bound": {"min": 2}})
+    assert R.validate(breakfast, _with_far_inn([1]), world, task) is False
+    plan = baseline_plan()
+    day(plan, 1)["activities"][3]["id"] = "R000006"
+    open_ = R.decode_spec({"type": "OPEN", "rule": "no_mandatory"})
+    assert R.validate(open_, parse_plan(plan_text(plan)).plan, world, task) is False
+    # two rooms with two breakfasts each: four a night, not "exactly two"
+    plan = baseline_plan()
+    for n in (0, 1):
+        day(plan, n)["hotel"]["products"][0]["room_num"] = 2
+    exact = R.decode_spec({"type": "BREAKFAST_NUMBER", "bound": {"min": 2, "max": 2}})
+    assert R.validate(exact, parse_plan(plan_text(plan)).plan, world, task) is False
 
 
 def test_sight_level_fails_without_the_5a(world, task):
@@ -199,6 +253,9 @@ def test_unknown_rubric_type_is_rejected():
         R.decode_spec({"type": "NO_SUCH_RUBRIC"})
 
 
-def test_unsupported_list_is_disjoint_and_names_b2_types():
-    assert not set(R.UNSUPPORTED) & set(R.RUBRICS)
-    assert len(R.RUBRICS) + len(R.UNSUPPORTED) == 37
+def test_every_b2_rubric_type_is_registered():
+    """The paper's 37 types: B.2.1-B.2.4 (B.2.5 repeats B.2.4's six)."""
+    assert len(R.RUBRICS) == 37
+    families = {d.family for d in R.RUBRICS.values()}
+    assert families == {"attraction", "hotel", "restaurant", "transportation"}
+    assert sum(d.family == "transportation" for d in R.RUBRICS.values()) == 6

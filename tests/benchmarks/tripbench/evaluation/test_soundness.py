@@ -1,6 +1,6 @@
 """The eight planning-soundness checks: the baseline passes each, and each rule of F.1 / B.4.2
 is broken on purpose (expected findings worked out by hand from the fixture's coordinates:
-in-city minutes = round(5 + 3 x km), the baseline's POIs lie on a north-south line)."""
+in-city minutes = round(10 + 2 x km), the baseline's POIs lie on a north-south line)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Tiny TRIP-Bench worlds for tests: a SQLite DB with exactly the schema of
-`/work/tripbench_schema.md`, built from Python dicts, and a reader with `World`'s interface.
+`world/schema.py`, built from Python dicts, and a reader with `World`'s interface.
 
 `build_world(path, tables)` writes the DB; `open_test_world(path)` opens it with the real
 `world.db.open_world` when that module exists, else with `KitWorld` (same interface).
@@ -22,20 +22,35 @@ COLUMNS: dict[str, list[str]] = {
                     "comment_count", "sight_level", "lat", "lon", "open_time", "close_time",
                     "closed_weekdays", "duration_min"],
     "attraction_products": ["id", "attraction_id", "name", "price"],
-    "hotels": ["id", "city_id", "name", "star", "brand", "facilities", "score", "lat", "lon"],
-    "hotel_rooms": ["id", "hotel_id", "name", "capacity", "price"],
+    "hotels": ["id", "city_id", "name", "star", "brand", "facilities", "score", "lat", "lon",
+               "review_count", "good_rate", "product_rating", "environment_rating",
+               "service_rating"],
+    "hotel_rooms": ["id", "hotel_id", "name", "capacity", "price", "breakfast",
+                    "cancel_policy", "has_window"],
     "restaurants": ["id", "city_id", "name", "cuisine", "avg_price", "score", "lat", "lon",
-                    "open_time", "close_time"],
+                    "open_time", "close_time", "review_count", "product_rating",
+                    "environment_rating", "service_rating", "reservable", "must_reserve"],
     "restaurant_products": ["id", "restaurant_id", "name", "price", "people"],
     "flights": ["id", "number", "from_city", "to_city", "date", "dep_time", "arr_time",
                 "duration_min", "airline", "from_airport", "to_airport", "from_lat", "from_lon",
-                "to_lat", "to_lon"],
-    "flight_seats": ["id", "flight_id", "cabin", "price", "remaining"],
+                "to_lat", "to_lon", "on_time_rate", "avg_delay_min"],
+    "flight_seats": ["id", "flight_id", "cabin", "price", "remaining", "platform"],
     "trains": ["id", "number", "from_city", "to_city", "date", "dep_time", "arr_time",
                "duration_min", "train_type", "from_station", "to_station", "from_lat",
                "from_lon", "to_lat", "to_lon"],
-    "train_seats": ["id", "train_id", "seat_class", "price", "remaining"],
+    "train_seats": ["id", "train_id", "seat_class", "price", "remaining", "platform"],
 }
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "hotels": {"review_count": 500, "good_rate": 92.0, "product_rating": 8.5,
+               "environment_rating": 8.5, "service_rating": 8.5},
+    "hotel_rooms": {"breakfast": 0, "cancel_policy": "free_24h", "has_window": 1},
+    "restaurants": {"review_count": 300, "product_rating": 8.0, "environment_rating": 8.0,
+                    "service_rating": 8.0, "reservable": 1, "must_reserve": 0},
+    "flights": {"on_time_rate": 85.0, "avg_delay_min": 20},
+    "flight_seats": {"platform": "Ctrip"},
+    "train_seats": {"platform": "12306"},
+}
+"""Values of the columns a test row does not give."""
 GETTERS = {
     "attraction": "attractions", "attraction_product": "attraction_products", "hotel": "hotels",
     "room": "hotel_rooms", "restaurant": "restaurants",
@@ -55,7 +70,7 @@ def build_world(path: str | Path, tables: dict[str, list[dict[str, Any]]]) -> Pa
         for row in tables.get(table, []):
             values = []
             for column in columns:
-                value = row.get(column)
+                value = row.get(column, DEFAULTS.get(table, {}).get(column))
                 values.append(json.dumps(value) if isinstance(value, list) else value)
             con.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(columns))})", values)
     con.commit()
@@ -155,7 +170,9 @@ def fixture_tables() -> dict[str, list[dict[str, Any]]]:
         ],
         "hotels": [
             {"id": "H000001", "city_id": "C0002", "name": "Bund Hotel", "star": 5,
-             "brand": "Grand", "facilities": ["wifi", "pet-friendly"], "score": 4.7, **north(0)},
+             "brand": "Grand", "facilities": ["wifi", "pet-friendly"], "score": 4.7, **north(0),
+             "review_count": 1200, "good_rate": 96.0, "product_rating": 9.2,
+             "environment_rating": 9.0, "service_rating": 8.6},
             {"id": "H000002", "city_id": "C0002", "name": "Far Inn", "star": 3, "brand": "Inn",
              "facilities": ["wifi"], "score": 4.0, **north(12)},
             {"id": "H000003", "city_id": "C0003", "name": "Lake Hotel", "star": 4,
@@ -163,21 +180,24 @@ def fixture_tables() -> dict[str, list[dict[str, Any]]]:
         ],
         "hotel_rooms": [
             {"id": "HR0000001", "hotel_id": "H000001", "name": "Twin", "capacity": 2,
-             "price": 500.0},
+             "price": 500.0, "breakfast": 2, "cancel_policy": "free_24h", "has_window": 1},
             {"id": "HR0000002", "hotel_id": "H000001", "name": "Single", "capacity": 1,
              "price": 300.0},
             {"id": "HR0000003", "hotel_id": "H000002", "name": "Twin", "capacity": 2,
-             "price": 200.0},
+             "price": 200.0, "cancel_policy": "non_refundable", "has_window": 0},
             {"id": "HR0000004", "hotel_id": "H000003", "name": "Twin", "capacity": 2,
              "price": 250.0},
         ],
         "restaurants": [
-            _restaurant("R000001", 1, cuisine="Shanghai"),
-            _restaurant("R000002", 4, cuisine="Sichuan", avg_price=150.0, score=4.0),
-            _restaurant("R000003", -2, cuisine="Cantonese", avg_price=60.0),
-            _restaurant("R000004", -4, cuisine="Japanese", avg_price=200.0, score=4.8),
-            _restaurant("R000005", 6, cuisine="Hunan", avg_price=40.0, score=3.8),
-            _restaurant("R000006", 40, cuisine="Sichuan", avg_price=50.0),
+            _restaurant("R000001", 1, cuisine="Shanghai", review_count=800),
+            _restaurant("R000002", 4, cuisine="Sichuan", avg_price=150.0, score=4.0,
+                        review_count=150, reservable=0),
+            _restaurant("R000003", -2, cuisine="Cantonese", avg_price=60.0, review_count=400),
+            _restaurant("R000004", -4, cuisine="Japanese", avg_price=200.0, score=4.8,
+                        review_count=900, product_rating=9.5),
+            _restaurant("R000005", 6, cuisine="Hunan", avg_price=40.0, score=3.8,
+                        review_count=60, service_rating=7.0),
+            _restaurant("R000006", 40, cuisine="Sichuan", avg_price=50.0, must_reserve=1),
         ],
         "restaurant_products": [
             {"id": "RP0000001", "restaurant_id": "R000001", "name": "Duo", "price": 200.0,
@@ -192,7 +212,7 @@ def fixture_tables() -> dict[str, list[dict[str, Any]]]:
              "date": "2025-05-02", "dep_time": "09:00", "arr_time": "11:15", "duration_min": 135,
              "airline": "China Eastern", "from_airport": "PEK", "to_airport": "PVG",
              "from_lat": 40.08, "from_lon": 116.58, "to_lat": airport["lat"],
-             "to_lon": airport["lon"]},
+             "to_lon": airport["lon"], "on_time_rate": 88.0, "avg_delay_min": 15},
             {"id": "F0000002", "number": "CA1501", "from_city": "C0001", "to_city": "C0002",
              "date": "2025-05-02", "dep_time": "15:00", "arr_time": "17:10", "duration_min": 130,
              "airline": "Air China", "from_airport": "PEK", "to_airport": "PVG",

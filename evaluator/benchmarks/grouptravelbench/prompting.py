@@ -1,0 +1,103 @@
+"""GroupTravelBench's prompt roles, and their texts rendered for one chat.
+
+Every text any model of the benchmark reads is a role of the prompt set (docs/prompts.md): the
+built-in set is `prompts/<role>.txt` (this project's words), an imported set holds the
+reference's texts (`prompt_import.py`). The structure that joins them (which message carries
+what, in which order) is the reference's for every set (`render.py`, `protocol.py`,
+`judges.py`), so with an imported set every message is the reference's byte for byte.
+
+Templates use `string.Template` syntax (`$name`, `$$` for a dollar) and are used exactly as
+read: no newline is added or dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from string import Template
+
+from evaluator.prompt_sets import PromptRoles, PromptSet, RoleSpec, load_prompt_set
+
+PROMPT_DIR = Path(__file__).with_name("prompts")
+SIMULATOR_PROMPT = Path(__file__).resolve().parents[3] / "cache_store" / "prompts" / \
+    "tool_simulator_v1.txt"
+"""The cached sandbox's tool-simulator prompt (the built-in set's `tool_simulator` role)."""
+
+F = frozenset
+# role -> (placeholders it must use, placeholders it may use)
+ROLE_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    # the agent: its system prompt (with the preference table block), the reminder appended
+    # when it was @-mentioned, the table refresh (request wrapper and instruction), the
+    # summary instruction, the final-plan instruction (appended to the system prompt) and
+    # the directive line that repeats it in the chat, the forced-reply instruction, and the
+    # tool result for arguments that are not JSON
+    "agent_system": (F({"table_block"}), F({"users", "query", "context", "time"})),
+    "agent_table_block": (F({"table"}), F()),
+    "agent_mentioned": (F(), F()),
+    "agent_table_request": (F({"chat"}), F({"ask"})),
+    "agent_table_ask": (F(), F()),
+    "agent_convergence": (F(), F()),
+    "agent_final_plan": (F(), F()),
+    "agent_final_directive": (F(), F({"ask"})),
+    "agent_force_finish": (F(), F()),
+    "agent_bad_arguments": (F(), F({"raw"})),
+    # placeholders that keep user/assistant turns alternating (agent and users alike)
+    "chat_opening": (F(), F()),
+    "chat_gap": (F(), F()),
+    # each user simulator: its system prompt, the two compromise attitudes, the reminder
+    # appended when @-mentioned
+    "user_system": (F({"compromise"}), F({"name", "users", "query", "time", "preference"})),
+    "user_compromise_yes": (F(), F()),
+    "user_compromise_no": (F(), F()),
+    "user_mentioned": (F(), F()),
+    # the five-dimension judge and the lines of its transcript
+    "judge_system": (F(), F()),
+    "judge": (F({"conversation"}), F({"query", "context", "users", "preferences"})),
+    "judge_tools_only": (F(), F()),
+    "judge_tool_call": (F(), F({"name"})),
+    "judge_tool_arguments": (F(), F({"arguments"})),
+    "judge_tool_error": (F(), F({"name", "result"})),
+    "judge_tool_result": (F(), F({"name"})),
+    "judge_result_cut": (F(), F()),
+    "judge_no_preferences": (F(), F()),
+    # the meta-judge and the lines of the first review it is shown
+    "meta_system": (F(), F()),
+    "meta": (F({"conversation", "ratings"}),
+             F({"query", "context", "users", "preferences", "reasoning"})),
+    "meta_rating": (F(), F({"rating"})),
+    "meta_reasoning": (F(), F({"reasoning"})),
+    "meta_no_reasoning": (F(), F()),
+    "meta_no_rating": (F(), F()),
+}
+
+PROMPT_ROLES = PromptRoles(
+    templates={role: RoleSpec(req, opt, PROMPT_DIR / f"{role}.txt")
+               for role, (req, opt) in ROLE_FIELDS.items()},
+    simulator=SIMULATOR_PROMPT,
+)
+
+
+def builtin_set() -> PromptSet:
+    return load_prompt_set("builtin", PROMPT_ROLES)
+
+
+@dataclass(frozen=True)
+class Texts:
+    """The texts of one prompt set, rendered on demand (`t.render(role, **fields)`)."""
+
+    templates: dict[str, Template]
+    builtin: bool
+
+    @classmethod
+    def of(cls, prompts: PromptSet | None) -> Texts:
+        ps = prompts if prompts is not None else _BUILTIN
+        return cls(ps.templates, ps.builtin)
+
+    def render(self, role: str, **fields: str) -> str:
+        return self.templates[role].substitute(fields)
+
+    def text(self, role: str) -> str:
+        return self.templates[role].substitute()
+
+
+_BUILTIN = builtin_set()
