@@ -27,8 +27,8 @@ BUSY_GAUGES = frozenset(("vllm:num_requests_running", "vllm:num_requests_waiting
 class ProgressWatch:
     """`await progressing(window)`: True when a token counter moved within the last `window`
     seconds (at most `window_s`) or the server holds requests (running or waiting); False when
-    neither (watched that long, or the server could not be read); None when the server exports
-    no token counters (then a deadline is a deadline). Probes are shared by all callers, at
+    neither for that long (a look that fails is no evidence either way: a busy server is read
+    again); None when the server exports no token counters (then a deadline is a deadline). Probes are shared by all callers, at
     most one every `probe_s`."""
 
     def __init__(self, fetch: Callable[[], Awaitable[str | None]], *, window_s: float = 60.0,
@@ -58,8 +58,8 @@ class ProgressWatch:
             now = self._clock()
             if self._busy or (self._changed_at is not None and now - self._changed_at <= window):
                 return True
-            if self._values is None or now - self._since >= window:
-                return False  # unreadable, or watched a whole window without a change
+            if now - self._since >= window:
+                return False  # watched a whole window without a change (or without a reading)
             await asyncio.sleep(step)
             await self._refresh(window, step)
 
@@ -72,11 +72,16 @@ class ProgressWatch:
                 return
             try:
                 text = await self._fetch()
-            except (OSError, TimeoutError):  # unreachable: no evidence of progress
-                self._values = None
+            except (OSError, TimeoutError):
+                # no evidence of progress this time; a busy API server can miss one look, so
+                # the watch goes on for its window (the counters read last are kept: a change
+                # seen at the next reading still counts)
                 self._busy = False
+                if now - self._probed_at > window:  # a new watch: a window from now
+                    self._values = None
+                    self._changed_at = None
+                    self._since = now
                 self._probed_at = now
-                self._since = now
                 return
             self.probes += 1
             if text is None:

@@ -74,7 +74,8 @@ async def test_requests_other_than_model_calls_keep_a_fixed_deadline() -> None:
 
 async def test_watch_rules() -> None:
     """None without counters; True once a counter moves within the window; False after a
-    window without movement; an unreadable server is no evidence of progress."""
+    window without movement; an unreadable server is no evidence of progress, and one missed
+    look does not end the watch."""
     pages = iter(["# nothing here\nvllm:num_requests_running 1\n"])
     w = ProgressWatch(lambda: _next(pages), probe_s=0.01)
     assert await w.progressing(0.05) is None
@@ -105,7 +106,20 @@ async def test_watch_rules() -> None:
     async def down() -> str:
         raise ConnectionRefusedError("down")
 
+    t0 = time.monotonic()
     assert await ProgressWatch(down, probe_s=0.01).progressing(0.1) is False
+    assert time.monotonic() - t0 >= 0.1  # looked again for the whole window
+
+    looks = [0]
+
+    async def misses_one_look() -> str:  # an API server too busy to answer once
+        looks[0] += 1
+        if looks[0] == 1:
+            raise TimeoutError
+        return await one_long_step()
+
+    assert await ProgressWatch(misses_one_look, probe_s=0.01).progressing(0.1) is True
+    assert looks[0] >= 2
 
 
 async def _next(pages) -> str | None:
