@@ -68,6 +68,27 @@ def test_a_command_line_builds_only_its_command() -> None:
         assert f"'{other}'" not in out
 
 
+@pytest.mark.parametrize("command", ["run", "bench"])
+def test_benchmark_flags_are_there_when_a_line_uses_them(command, capsys) -> None:
+    """A benchmark's own run flag (GroupTravelBench's --poi-table) parses into its config key
+    whether the parser was built for that line, for another line or whole; `--help` lists it;
+    a line of generic flags carries no benchmark flag; a mistyped flag is still named."""
+    from evaluator.cli.run import collect_overrides
+
+    line = [command, "--limit", "1", "--poi-table", "/x/poi.json"]
+    for built_for in (line, None):
+        args = cli.build_parser(built_for).parse_args(line)
+        assert ("options.poi_table", "/x/poi.json", "--poi-table") in collect_overrides(args)
+    args = cli.build_parser([command, "--limit", "1"]).parse_args([command, "--limit", "1"])
+    assert args.bench_flags == {} and collect_overrides(args) == [("data.limit", 1, "--limit")]
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    assert "--poi-table" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main([command, "--poi-tabel", "x"])
+    assert "--poi-tabel" in capsys.readouterr().err
+
+
 def test_help_and_unknown_commands_still_see_every_command(capsys) -> None:
     assert "judge" in cli.build_parser(["--help"]).format_help()
     with pytest.raises(SystemExit):
