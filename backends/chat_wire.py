@@ -81,6 +81,25 @@ def encode_tools(tools: list[dict[str, Any]]) -> msgspec.Raw:
     return msgspec.Raw(_ENCODER.encode(tools))
 
 
+_encoded_tools: dict[int, tuple[Any, msgspec.Raw]] = {}
+
+
+def wire_tools(tools: Any) -> Any:
+    """`tools` as they go on the wire: a list is encoded once per list object (kept, so its id
+    is not reused; up to 256 lists) and its bytes reused on every later call, as the response
+    journal hashes it (evaluator/run/journal.py). A tool list is not changed in place once
+    sent; a changed list is a new list. Anything else is returned as is."""
+    if type(tools) is not list:
+        return tools
+    hit = _encoded_tools.get(id(tools))
+    if hit is not None and hit[0] is tools:
+        return hit[1]
+    raw = msgspec.Raw(_ENCODER.encode(tools))
+    if len(_encoded_tools) < 256:
+        _encoded_tools[id(tools)] = (tools, raw)
+    return raw
+
+
 def decode_response(body: bytes) -> ChatResponse:
     """Decode a chat-completion body. Raises msgspec.DecodeError/ValidationError or ValueError."""
     wire = _RESPONSE_DECODER.decode(body)
@@ -150,7 +169,7 @@ def build_request(
     req = ChatRequest(
         model=model,
         messages=messages,
-        tools=tools,
+        tools=wire_tools(tools),
         tool_choice=tool_choice,
         response_format=response_format,
         priority=priority,

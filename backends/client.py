@@ -1,10 +1,12 @@
 """`ChatClient`: the async OpenAI chat-completions client every model call goes through.
 
-One aiohttp session with one shared connection pool (default 4096 connections, keep-alive)
+One pool of keep-alive HTTP/1.1 connections (`backends.http`, default 4096 connections)
 serves thousands of in-flight requests; bodies are encoded and decoded with msgspec. Failures
 that are not the request's fault (connection errors, 429, 5xx, a 200 whose body is not a chat
-completion) are retried with exponential backoff and full jitter, honouring Retry-After; the whole call, retries included, is bounded by
-one deadline. No logging on the hot path: counters live in `ChatClient.stats`.
+completion) are retried with exponential backoff and full jitter, honouring Retry-After; the
+whole call, retries included, is bounded by one deadline, which moves on while the request is
+in flight and the server's token counters show it working (`progress_watch`): a slow engine is
+not a failed one. No logging on the hot path: counters live in `ChatClient.stats`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,6 @@ from collections.abc import Callable, Sequence
 from email.utils import parsedate_to_datetime
 from typing import Any, Self
 
-import aiohttp
 import msgspec
 
 from .chat_wire import (
@@ -34,6 +35,16 @@ from .chat_wire import (
 )
 from .errors import HTTPStatusError, MalformedResponse, RequestTimeout, RetriesExhausted
 from .fdlimit import is_fd_exhaustion
+from .http import (
+    HttpConnection,
+    HttpPool,
+    HttpResponse,
+    Target,
+    header_lines,
+    request_bytes,
+    target_of,
+)
+from .progress_watch import ProgressWatch
 from .types import ChatMessage, ChatResponse, Endpoint, SamplingParams
 
 __all__ = [
@@ -62,6 +73,7 @@ class ClientStats(msgspec.Struct):
     http_errors: int = 0  # non-retryable 4xx raised
     malformed: int = 0
     timeouts: int = 0
+    deadline_extensions: int = 0  # deadlines moved on: the request was slow, the server busy
     exhausted: int = 0
     backoff_s: float = 0.0  # total time chosen to wait between attempts
     in_flight: int = 0
@@ -109,6 +121,7 @@ class ChatClient:
         backoff_base_s: float = 0.5,
         backoff_cap_s: float = 30.0,
         keepalive_timeout_s: float = 60.0,
+        max_wait_factor: float = 10.0,
     ) -> None:
         if not endpoint.base_url.startswith(("http://", "https://")):
             raise ValueError(
@@ -129,39 +142,27 @@ class ChatClient:
         if endpoint.api_key:
             headers["Authorization"] = f"Bearer {endpoint.api_key}"
         headers.update(endpoint.extra_headers)
-        self._headers = headers
-        self._session: aiohttp.ClientSession | None = None
+        self._headers = header_lines(headers)  # sent with every request, encoded once
+        self._chat_target = target_of(self.chat_url)
+        self._pool: HttpPool | None = None
         self._model: str | None = endpoint.model or None
         self._model_lock: asyncio.Lock | None = None
-        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self.progress = ProgressWatch(self._metrics_text)
+        self.max_wait_factor = max_wait_factor
 
     # -- lifecycle -------------------------------------------------------------------------
-    def _get_session(self) -> aiohttp.ClientSession:
-        session = self._session
-        if session is None or session.closed:
-            connector = aiohttp.TCPConnector(
-                limit=self.max_connections,
-                limit_per_host=0,
-                keepalive_timeout=self.keepalive_timeout_s,
-                ttl_dns_cache=300,
-            )
-            session = aiohttp.ClientSession(
-                connector=connector,
-                headers=self._headers,
-                timeout=aiohttp.ClientTimeout(total=None),
-                skip_auto_headers=("User-Agent",),
-                auto_decompress=True,
-            )
-            self._session = session
-        return session
+    def _get_pool(self) -> HttpPool:
+        pool = self._pool
+        if pool is None or pool.closed:
+            pool = self._pool = HttpPool(self.max_connections, self.keepalive_timeout_s)
+        return pool
 
     async def close(self) -> None:
-        if self._session is not None and not self._session.closed:
-            await self._session.close()
-        self._session = None
+        if self._pool is not None:
+            self._pool.close()
+        self._pool = None
 
     async def __aenter__(self) -> Self:
-        self._get_session()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -199,13 +200,14 @@ class ChatClient:
                 user=session_id,
             )
         )
-        headers: dict[str, str] | None = None
-        if session_id is not None or extra_headers:
-            headers = dict(extra_headers) if extra_headers else {}
-            if session_id is not None:
-                headers[self.session_header] = session_id
+        headers = b""
+        if extra_headers:
+            headers = header_lines(extra_headers)
+        if session_id is not None:
+            headers += f"{self.session_header}: {session_id}\r\n".encode("latin-1")
         response, latency, attempts = await self._request(
-            "POST", self.chat_url, body, headers, timeout_s, decode_response
+            "POST", self._chat_target, body, headers, timeout_s, decode_response,
+            follow_progress=True,
         )
         response.latency_s = latency
         response.attempts = attempts
@@ -214,7 +216,8 @@ class ChatClient:
     async def list_models(self, *, timeout_s: float | None = None) -> list[dict[str, Any]]:
         """GET /v1/models: the server's model objects (each has an `id`)."""
         url = self.base_url + "/models"
-        models, _, _ = await self._request("GET", url, None, None, timeout_s, decode_models)
+        models, _, _ = await self._request("GET", target_of(url), None, b"", timeout_s,
+                                           decode_models)
         return models
 
     async def count_tokens(
@@ -228,8 +231,8 @@ class ChatClient:
             model = self._model or await self.resolve_model()
         body = encode_request(TokenizeRequest(model=model, messages=messages))
         try:
-            count, _, _ = await self._request("POST", self.root_url + "/tokenize", body, None,
-                                              timeout_s, decode_token_count)
+            count, _, _ = await self._request("POST", target_of(self.root_url + "/tokenize"),
+                                              body, b"", timeout_s, decode_token_count)
         except HTTPStatusError as exc:
             if exc.status in (404, 405):
                 return None
@@ -259,18 +262,17 @@ class ChatClient:
             url = self.root_url + path
         else:
             url = self.base_url + "/" + path
-        raw, _, _ = await self._request("GET", url, None, None, timeout_s, None)
+        raw, _, _ = await self._request("GET", target_of(url), None, b"", timeout_s, None)
         return raw.decode("utf-8", "replace")
 
-    # -- transport -------------------------------------------------------------------------
-    def _timeout(self, seconds: float) -> aiohttp.ClientTimeout:
-        t = self._timeouts.get(seconds)
-        if t is None:
-            t = aiohttp.ClientTimeout(total=seconds)
-            if len(self._timeouts) < 64:
-                self._timeouts[seconds] = t
-        return t
+    async def post(self, url: str, body: bytes, decode: Callable[[bytes], Any] | None = None,
+                   *, timeout_s: float | None = None) -> Any:
+        """POST a JSON body to `url` with the client's retries and deadline; the decoded
+        answer (`decode` rejecting a 2xx body makes it a malformed response, retried)."""
+        value, _, _ = await self._request("POST", target_of(url), body, b"", timeout_s, decode)
+        return value
 
+    # -- transport -------------------------------------------------------------------------
     def _backoff(self, retry_index: int) -> float:
         """Full jitter: uniform(0, min(cap, base * 2**retry_index))."""
         return random.uniform(0.0, min(self.backoff_cap_s, self.backoff_base_s * (2**retry_index)))
@@ -278,61 +280,69 @@ class ChatClient:
     async def _request(
         self,
         method: str,
-        url: str,
+        target: Target,
         body: bytes | None,
-        headers: dict[str, str] | None,
+        headers: bytes,
         timeout_s: float | None,
         decode: Callable[[bytes], Any] | None = None,
+        *,
+        follow_progress: bool = False,
     ) -> tuple[Any, float, int]:
         """Send with retries. Returns (decoded body, latency of the successful attempt,
         attempts). A 2xx body that `decode` rejects is a malformed response: retried like a
-        5xx, then `MalformedResponse` (an InfrastructureError). `decode=None`: the raw bytes."""
+        5xx, then `MalformedResponse` (an InfrastructureError). `decode=None`: the raw bytes.
+        The deadline (`timeout_s`, retries included) is fixed, except with `follow_progress`
+        (model calls): it moves on while the request is in flight and the server shows
+        progress (`ProgressWatch`), up to `max_wait_factor` times `timeout_s`."""
         stats = self.stats
         stats.requests += 1
         stats.in_flight += 1
         total = self.endpoint.timeout_s if timeout_s is None else timeout_s
         max_attempts = max(1, self.endpoint.max_retries + 1)
-        session = self._get_session()
-        start = time.perf_counter()
+        pool = self._get_pool()
+        loop = asyncio.get_running_loop()
+        start = loop.time()
         deadline = start + total
+        last_call = start + total * (max(1.0, self.max_wait_factor) if follow_progress else 1.0)
+        data = request_bytes(method, target, self._headers + headers, body)
         attempt = 0
         malformed: tuple[str, bytes] | None = None  # the last attempt's bad body
+        url = target.url
         try:
             while True:
                 attempt += 1
                 stats.attempts += 1
-                remaining = deadline - time.perf_counter()
-                if remaining <= 0:
+                if deadline - loop.time() <= 0:
                     raise self._timed_out(url, total)
-                t0 = time.perf_counter()
+                t0 = loop.time()
                 try:
-                    timeout = self._timeout(total) if attempt == 1 else self._timeout(remaining)
-                    async with session.request(
-                        method, url, data=body, headers=headers, timeout=timeout
-                    ) as resp:
-                        raw = await resp.read()
-                        status = resp.status
-                        if 200 <= status < 300:
-                            ok, value = self._decoded(raw, decode)
-                            if not ok:
-                                malformed = (value, raw)
-                                raise _Retry(f"malformed response: {value}")
-                            stats.succeeded += 1
-                            return value, time.perf_counter() - t0, attempt
-                        malformed = None
-                        if status == 429 or status >= 500:
-                            stats.retryable_statuses += 1
-                            raise _Retry(
-                                f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}",
-                                _retry_after_s(resp.headers.get("Retry-After")),
-                            )
-                        stats.http_errors += 1
-                        raise HTTPStatusError(url, status, raw.decode("utf-8", "replace"))
+                    resp, deadline = await self._send(pool, target, data, deadline, last_call,
+                                                      total)
+                    if resp is None:
+                        raise self._timed_out(url, total)
+                    status = resp.status
+                    raw = resp.body
+                    if 200 <= status < 300:
+                        ok, value = self._decoded(raw, decode)
+                        if not ok:
+                            malformed = (value, raw)
+                            raise _Retry(f"malformed response: {value}")
+                        stats.succeeded += 1
+                        return value, loop.time() - t0, attempt
+                    malformed = None
+                    if status == 429 or status >= 500:
+                        stats.retryable_statuses += 1
+                        raise _Retry(
+                            f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}",
+                            _retry_after_s(resp.headers.get("retry-after")),
+                        )
+                    stats.http_errors += 1
+                    raise HTTPStatusError(url, status, raw.decode("utf-8", "replace"))
                 except _Retry as exc:
                     reason, retry_after = exc.reason, exc.retry_after
                 except TimeoutError:
                     raise self._timed_out(url, total) from None
-                except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, OSError) as exc:
+                except OSError as exc:  # refused, reset, lost, a broken answer, EMFILE
                     stats.connection_errors += 1
                     if is_fd_exhaustion(exc):
                         stats.fd_exhausted += 1
@@ -346,7 +356,7 @@ class ChatClient:
                 wait = self._backoff(attempt - 1)
                 if retry_after is not None:
                     wait = max(wait, retry_after)
-                if time.perf_counter() + wait >= deadline:
+                if loop.time() + wait >= deadline:
                     raise self._timed_out(url, total)
                 stats.retries += 1
                 stats.backoff_s += wait
@@ -356,6 +366,68 @@ class ChatClient:
             raise
         finally:
             stats.in_flight -= 1
+
+    async def _send(self, pool: HttpPool, target: Target, data: bytes, deadline: float,
+                    last_call: float, total: float) -> tuple[HttpResponse | None, float]:
+        """One attempt: (the answer, the deadline as it stands), or (None, _) when the
+        deadline passed with no progress on the server. A reused connection that the server
+        had closed before reading the request is replaced once, silently."""
+        conn = await self._connect(pool, target, deadline)
+        try:
+            try:
+                conn.send(data)
+                resp = await conn.wait(deadline)
+            except ConnectionError:
+                if not conn.reused or conn.received:
+                    raise
+                pool.discard(conn)
+                conn = await self._connect(pool, target, deadline)
+                conn.send(data)
+                resp = await conn.wait(deadline)
+            window = min(self.progress.window_s, total)
+            while resp is None:  # the deadline passed with the request in flight
+                if deadline >= last_call or not await self.progress.progressing(window):
+                    pool.discard(conn)
+                    return None, deadline
+                self.stats.deadline_extensions += 1
+                deadline = min(last_call, asyncio.get_running_loop().time() + window)
+                resp = await conn.wait(deadline)
+        except BaseException:
+            pool.discard(conn)
+            raise
+        pool.release(conn)
+        return resp, deadline
+
+    async def _connect(self, pool: HttpPool, target: Target, deadline: float) -> HttpConnection:
+        conn = pool.idle(target)
+        if conn is not None:
+            return conn
+        remaining = deadline - asyncio.get_running_loop().time()
+        if remaining <= 0:
+            raise TimeoutError
+        async with asyncio.timeout(remaining):
+            return await pool.acquire(target)
+
+    async def _metrics_text(self) -> str | None:
+        """The server's /metrics page for `ProgressWatch` (None: the server has none). Not
+        counted in `stats`: it is not a model call."""
+        pool = self._get_pool()
+        target = target_of(self.root_url + "/metrics")
+        async with asyncio.timeout(10.0):
+            conn = await pool.acquire(target)
+            try:
+                conn.send(request_bytes("GET", target, self._headers, None))
+                resp = await conn.wait(None)
+            except BaseException:
+                pool.discard(conn)
+                raise
+            pool.release(conn)
+        assert resp is not None
+        if resp.status in (404, 405):
+            return None
+        if resp.status != 200:
+            raise ConnectionError(f"/metrics answered HTTP {resp.status}")
+        return resp.body.decode("utf-8", "replace")
 
     def _decoded(self, raw: bytes, decode: Callable[[bytes], Any] | None) -> tuple[bool, Any]:
         """(True, `decode(raw)`), or (False, why) when the body is malformed."""

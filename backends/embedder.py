@@ -200,7 +200,7 @@ _decode_response = msgspec.json.Decoder(_EmbeddingResponse).decode
 
 
 class OpenAIEmbedder(Embedder):
-    """An OpenAI-compatible `/v1/embeddings` endpoint over aiohttp. Retries, backoff, timeouts
+    """An OpenAI-compatible `/v1/embeddings` endpoint. Retries, backoff, timeouts
     and the connection pool are `ChatClient`'s; batches go out `max_concurrency` at a time."""
 
     def __init__(self, base_url: str, model: str = "", *, api_key: str | None = None,
@@ -257,8 +257,8 @@ class OpenAIEmbedder(Embedder):
             self.name = model
         body = msgspec.json.encode({"model": model, "input": texts, "encoding_format": "float"})
         # a body that is not an embeddings answer is retried by the client like a 5xx
-        (items, raw), _, _ = await self._client._request(
-            "POST", self.url, body, None, None, lambda b: (_decode_response(b).data, b))
+        items, raw = await self._client.post(
+            self.url, body, lambda b: (_decode_response(b).data, b))
         if len(items) != len(texts):
             raise MalformedResponse(self.url, f"{len(items)} embeddings for {len(texts)} inputs",
                                     raw)

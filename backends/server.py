@@ -3,10 +3,13 @@ or attached to when it already runs elsewhere.
 
 The server runs in its own process group (its own session), writes its log to a file, and
 `start()` blocks until `/health` and `/v1/models` answer. A crash during startup or a timeout
-raises `ServerStartError` carrying the log tail. `stop()` terminates the whole process group
-(SIGTERM, then SIGKILL after a grace period) plus any descendant that left the group, so no
-EngineCore or worker process outlives it; this also happens at interpreter exit and on SIGTERM
-/ SIGHUP when the host has not installed its own handler for them (Ctrl-C raises
+raises `ServerStartError` carrying the log tail; a start still working at its timeout (its
+processes using CPU: compiling on a slow or busy machine) is waited for, up to three times the
+timeout. Compile caches are kept under the agentsweep cache directory, so a second start loads
+what the first compiled (`server_launch.compile_cache_env`). `stop()` terminates the whole
+process group (SIGTERM, then SIGKILL after a grace period) plus any descendant that left the
+group, so no EngineCore or worker process outlives it; this also happens at interpreter exit
+and on SIGTERM / SIGHUP when the host has not installed its own handler for them (Ctrl-C raises
 KeyboardInterrupt, which unwinds through `stop()` / atexit). When the owning process dies
 without any of that (SIGKILL, a Ray worker torn down), a reaper process
 (`process_tree.start_reaper`) sees its pipe close and terminates the group.
@@ -40,6 +43,7 @@ from .server_launch import (
     device_summary,
     free_port,
     output_cap,
+    repair_compile_cache,
     resolve_device,
 )
 from .types import Endpoint
@@ -48,6 +52,16 @@ __all__ = ["VLLMServer", "kill_process_tree", "read_log_tail"]
 
 _POLL_S = 0.5
 _PROBE_TIMEOUT_S = 3.0
+STARTUP_WINDOW_S = 60.0
+"""Past `startup_timeout_s`, the start waits on in steps of this long (at most) while the
+server's processes are working: they used at least STARTUP_WORK_S of CPU over a
+STARTUP_SAMPLE_S look."""
+STARTUP_WORK_S = 0.1
+STARTUP_SAMPLE_S = 2.0
+ENGINE_DEAD = ("EngineCore encountered a fatal error", "Engine core initialization failed")
+"""Log lines of a start that has failed although the API server process lives on."""
+STARTUP_WAIT_FACTOR = 3.0
+"""A start that keeps working waits at most this many times `startup_timeout_s`."""
 
 
 # -- process-wide cleanup of every live server -------------------------------------------------
@@ -140,9 +154,13 @@ class VLLMServer:
         gpu_memory_utilization: float | None = None,
         stop_grace_s: float = 15.0,
         launcher: Sequence[str] | None = None,
+        eager: bool = False,
+        cache_dir: Path | None = None,
     ) -> None:
         """`launcher` replaces `python -m vllm.entrypoints.openai.api_server` (tests use a fake
-        server); all other arguments still follow it."""
+        server); all other arguments still follow it. `eager`: no compilation (vLLM
+        --enforce-eager). `cache_dir`: where the compile caches are kept between starts
+        (default: the agentsweep cache directory, `backends.model.cache_root()`)."""
         if model is None:
             from .model import DEFAULT_MODEL_NAME, chat_template_path, ensure_default_model
 
@@ -169,6 +187,11 @@ class VLLMServer:
         self._gpu_mem = gpu_memory_utilization
         self.stop_grace_s = stop_grace_s
         self._launcher = list(launcher) if launcher is not None else None
+        self._eager = eager
+        self._cache_dir = Path(cache_dir) if cache_dir is not None else None
+        self.startup_extensions = 0  # times the start waited past its timeout (still working)
+        self._started_at = 0.0
+        self._polls = 0
         self._proc: subprocess.Popen | None = None
         self._reaper: Reaper | None = None
         self._attached = False
@@ -283,17 +306,24 @@ class VLLMServer:
             chat_template=self._template,
             dtype=self._dtype,
             gpu_memory_utilization=self._gpu_mem,
+            eager=self._eager,
             extra_args=self._extra,
             launcher=self._launcher,
         )
 
     def environment(self) -> dict[str, str]:
+        cache_dir = self._cache_dir
+        if cache_dir is None:
+            from .model import cache_root
+
+            cache_dir = cache_root()
         return build_env(
             self._device,  # type: ignore[arg-type]
             gpus=self._gpus,
             cpu_kv_cache_gb=self._kv_gb,
             cpu_threads=self._threads,
             allowed_cpus=self._cpu_ids,
+            cache_dir=cache_dir,
         )
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -307,10 +337,13 @@ class VLLMServer:
             self._log_path = cache_root() / "logs" / f"vllm-{stamp}-{self._port}.log"
         self._log_path.parent.mkdir(parents=True, exist_ok=True)
         cmd, env = self.command(), self.environment()
+        repaired = repair_compile_cache(env)
         self._summary = device_summary(self._device, env)  # type: ignore[arg-type]
         main = threading.current_thread() is threading.main_thread()
         with open(self._log_path, "wb") as log:
             log.write(("$ " + " ".join(cmd) + "\n").encode())
+            log.writelines(f"agentsweep: removed an empty compile-cache file {path}\n".encode()
+                           for path in repaired)
             log.flush()
             self._proc = subprocess.Popen(
                 cmd,
@@ -322,6 +355,9 @@ class VLLMServer:
                 preexec_fn=_parent_death_hook() if main else None,  # noqa: PLW1509
             )
         self._reaper = start_reaper(self._proc.pid, self.stop_grace_s)
+        self._started_at = time.monotonic()
+        self._polls = 0
+        self.startup_extensions = 0
         _install_hooks()
         _LIVE.add(self)
 
@@ -346,28 +382,91 @@ class VLLMServer:
                 f"vLLM server for {self._model_path} exited with code {code} during startup",
                 str(self._log_path), read_log_tail(self._log_path),
             )
+        self._polls += 1
+        if self._polls % 20 == 0 and self._engine_died():  # every ~10 s
+            self.stop()
+            raise ServerStartError(
+                f"vLLM engine for {self._model_path} failed during startup (its API "
+                "server still ran)", str(self._log_path), read_log_tail(self._log_path))
+
+    def _engine_died(self) -> bool:
+        """The log says the engine core failed (vLLM can leave its API server running)."""
+        tail = read_log_tail(self._log_path, lines=200)
+        return any(marker in tail for marker in ENGINE_DEAD)
 
     def _timed_out(self) -> ServerStartError:
         tail = read_log_tail(self._log_path)
+        waited = self.startup_timeout_s
+        if self.startup_extensions:
+            waited = round(time.monotonic() - self._started_at)
         self.stop()
         return ServerStartError(
-            f"vLLM server for {self._model_path} was not ready after "
-            f"{self.startup_timeout_s:g}s", str(self._log_path), tail,
+            f"vLLM server for {self._model_path} was not ready after {waited:g}s"
+            + (" (its processes had stopped working)" if self.startup_extensions else ""),
+            str(self._log_path), tail,
         )
+
+    def _tree_cpu_s(self) -> float | None:
+        """CPU seconds used so far by the server's process tree (reaped children included);
+        None when it cannot be read."""
+        import psutil
+
+        proc = self._proc
+        if proc is None:
+            return None
+        try:
+            root = psutil.Process(proc.pid)
+            procs = [root, *root.children(recursive=True)]
+        except psutil.Error:
+            return None
+        total = 0.0
+        for p in procs:
+            try:
+                t = p.cpu_times()
+            except psutil.Error:  # a process that just ended: its parent accounts for it
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    def _working(self, sleep) -> bool:
+        """Whether the server's processes are using CPU now: at least 5% of a core over two
+        looks STARTUP_SAMPLE_S apart (an idle vLLM tree polls at about 2% of a core, a compiling
+        one uses its core share);
+        an unreadable tree counts as working (the wait stays bounded). A log that says the
+        engine died is not working, whatever its processes do."""
+        if self._engine_died():
+            return False
+        a = self._tree_cpu_s()
+        sleep(STARTUP_SAMPLE_S)
+        b = self._tree_cpu_s()
+        return a is None or b is None or b - a >= STARTUP_WORK_S
+
+    def _later_deadline(self, working: bool) -> float | None:
+        """At the start's deadline: a later one while the server's processes keep working (a
+        slow machine compiling, not a hung start), up to STARTUP_WAIT_FACTOR times the
+        timeout; None: time out now."""
+        now = time.monotonic()
+        cap = self._started_at + self.startup_timeout_s * STARTUP_WAIT_FACTOR
+        if not working or now >= cap:
+            return None
+        self.startup_extensions += 1
+        return min(cap, now + min(STARTUP_WINDOW_S, self.startup_timeout_s))
 
     def start(self) -> Self:
         """Start the server and block until it answers (or raise ServerStartError)."""
         if self._attached:
             return self
         self._spawn()
-        deadline = time.monotonic() + self.startup_timeout_s
+        deadline: float | None = time.monotonic() + self.startup_timeout_s
         try:
             while True:
                 self._check_alive()
                 if self._probe():
                     return self
-                if time.monotonic() >= deadline:
-                    raise self._timed_out()
+                if deadline is not None and time.monotonic() >= deadline:
+                    deadline = self._later_deadline(self._working(time.sleep))
+                    if deadline is None:
+                        raise self._timed_out()
                 time.sleep(_POLL_S)
         except BaseException:
             self.stop()
@@ -378,14 +477,17 @@ class VLLMServer:
         if self._attached:
             return self
         self._spawn()
-        deadline = time.monotonic() + self.startup_timeout_s
+        deadline: float | None = time.monotonic() + self.startup_timeout_s
         try:
             while True:
                 self._check_alive()
                 if await asyncio.to_thread(self._probe):
                     return self
-                if time.monotonic() >= deadline:
-                    raise self._timed_out()
+                if deadline is not None and time.monotonic() >= deadline:
+                    working = await asyncio.to_thread(self._working, time.sleep)
+                    deadline = self._later_deadline(working)
+                    if deadline is None:
+                        raise self._timed_out()
                 await asyncio.sleep(_POLL_S)
         except BaseException:
             self.stop()

@@ -75,11 +75,13 @@ def build_command(
     dtype: str = "auto",
     gpu_memory_utilization: float | None = None,
     access_log: bool = False,
+    eager: bool = False,
     extra_args: Sequence[str] = (),
     launcher: Sequence[str] | None = None,
 ) -> list[str]:
     """The argv of one vLLM OpenAI server. Prefix caching and cached-token usage details are
     always on (agentsweep measures prefix reuse); tool calling is on unless the parser is None.
+    `eager`: run the model eagerly (`--enforce-eager`: no compilation at start, slower steps).
     `extra_args` come last so they can override anything before them."""
     if port <= 0 or port > 65535:
         raise ValueError(f"port must be in 1..65535, got {port}")
@@ -106,6 +108,8 @@ def build_command(
         cmd += ["--gpu-memory-utilization", f"{gpu_memory_utilization:g}"]
     if not access_log:  # one log line per request is a hot-path cost at thousands of req/s
         cmd += ["--disable-uvicorn-access-log"]
+    if eager and not _names(extra_args, "--enforce-eager"):
+        cmd += ["--enforce-eager"]
     if device == "cpu" and not _names(extra_args, "--override-generation-config",
                                       "--generation-config"):
         # a server-wide output cap (vLLM: `max_new_tokens` in the generation config): a
@@ -197,15 +201,20 @@ def build_env(
     cpu_threads: int | None = None,
     allowed_cpus: Sequence[int] | None = None,
     preload_iomp: bool = True,
+    cache_dir: Path | None = None,
 ) -> dict[str, str]:
     """Environment of the server process: `base_env` (default os.environ) plus device knobs.
     CPU: VLLM_CPU_KVCACHE_SPACE (whole GiB, vLLM parses an int), thread binding.
     GPU: CUDA_VISIBLE_DEVICES from `gpus` when given. `preload_iomp` preloads the Intel
-    OpenMP runtime shipped with the torch CPU wheel, as vLLM-CPU recommends."""
+    OpenMP runtime shipped with the torch CPU wheel, as vLLM-CPU recommends. `cache_dir`: where
+    the compile caches live (`compile_cache_env`), unless the environment names them."""
     env = dict(os.environ if base_env is None else base_env)
     env.setdefault("PYTHONUNBUFFERED", "1")
     env.setdefault("HF_HUB_OFFLINE", "1")  # never download at run time
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if cache_dir is not None:
+        for key, value in compile_cache_env(cache_dir).items():
+            env.setdefault(key, value)
     if device == "gpu":
         if gpus is not None:
             env["CUDA_VISIBLE_DEVICES"] = gpus
@@ -213,6 +222,14 @@ def build_env(
     if cpu_kv_cache_gb <= 0:
         raise ValueError(f"cpu_kv_cache_gb must be > 0, got {cpu_kv_cache_gb}")
     env["VLLM_CPU_KVCACHE_SPACE"] = str(max(1, math.ceil(cpu_kv_cache_gb)))
+    # vLLM ends its engine when one model step takes longer than this (300 s by default): a
+    # whole 4,000-token prefill of three requests on one shared core took longer, and the
+    # engine died under a test run on a busy machine. Slow is not dead on a CPU.
+    env.setdefault("VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS", str(int(CPU_REQUEST_TIMEOUT_S)))
+    # vllm-cpu 0.32 saves an AOT-compiled model it cannot load again ("'function' object has
+    # no attribute 'finalize_loading'"), so every start compiled anew; without AOT it keeps
+    # the inductor-compiled graphs in its compile cache and loads them at the next start
+    env.setdefault("VLLM_USE_AOT_COMPILE", "0")
     if cpu_threads is not None:
         env["VLLM_CPU_OMP_THREADS_BIND"] = cpu_bind_list(cpu_threads, allowed_cpus)
         env["OMP_NUM_THREADS"] = str(cpu_threads)
@@ -222,6 +239,41 @@ def build_env(
     if preload_iomp and iomp.is_file() and "libiomp" not in preload and "libgomp" not in preload:
         env["LD_PRELOAD"] = f"{iomp}:{preload}" if preload else str(iomp)
     return env
+
+
+def compile_cache_env(cache_dir: Path) -> dict[str, str]:
+    """The compile caches of a server, kept together under `cache_dir` (the agentsweep cache
+    directory) so that a later start loads what an earlier one compiled: vLLM's own cache of
+    compiled graphs (VLLM_CACHE_ROOT) and the torch inductor and Triton caches its artifacts
+    come from (TORCHINDUCTOR_CACHE_DIR defaults to /tmp, which does not always survive the
+    vLLM cache that refers to it)."""
+    root = Path(cache_dir)
+    return {"VLLM_CACHE_ROOT": str(root / "vllm"),
+            "TORCHINDUCTOR_CACHE_DIR": str(root / "torchinductor"),
+            "TRITON_CACHE_DIR": str(root / "triton")}
+
+
+def repair_compile_cache(env: Mapping[str, str]) -> list[Path]:
+    """Remove the empty shared objects from the inductor cache a server will use: a start
+    killed while compiling leaves its half-built `.so` (0 bytes) in the cache, and the next
+    start fails on it ("ImportError: ...so: file too short") instead of compiling it again.
+    Returns the files removed."""
+    root = env.get("TORCHINDUCTOR_CACHE_DIR")
+    removed: list[Path] = []
+    if not root or not Path(root).is_dir():
+        return removed
+    for dirpath, _, files in os.walk(root):
+        for name in files:
+            if not name.endswith(".so"):
+                continue
+            path = Path(dirpath) / name
+            try:
+                if path.stat().st_size == 0:
+                    path.unlink()
+                    removed.append(path)
+            except OSError:
+                continue
+    return removed
 
 
 def device_summary(device: Device, env: Mapping[str, str]) -> str:

@@ -9,10 +9,17 @@ KV-cache usage, which takes the maximum (the fullest engine limits admission).
 from __future__ import annotations
 
 import time
+from typing import Protocol
 
 import msgspec
 
-from .client import ChatClient
+
+class TextGetter(Protocol):
+    """What a scrape needs of a client (`ChatClient` is one; the client's progress watch
+    parses pages with this module, so it is named here, not imported)."""
+
+    async def get_text(self, path: str, *, timeout_s: float | None = ...) -> str: ...
+
 
 RUNNING = ("vllm:num_requests_running",)
 WAITING = ("vllm:num_requests_waiting",)
@@ -109,6 +116,6 @@ def parse_vllm_metrics(text: str) -> VLLMMetrics:
     )
 
 
-async def scrape_vllm_metrics(client: ChatClient, *, timeout_s: float = 10.0) -> VLLMMetrics:
+async def scrape_vllm_metrics(client: TextGetter, *, timeout_s: float = 10.0) -> VLLMMetrics:
     """GET <server root>/metrics through `client` and parse it."""
     return parse_vllm_metrics(await client.get_text("/metrics", timeout_s=timeout_s))

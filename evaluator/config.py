@@ -242,6 +242,11 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
     gpus_per_replica: GPUs of each replica (disjoint sets 0..G-1, G..2G-1, ...; tensor parallel
         over them); 0 = `tensor_parallel_size`. On CPU each replica gets its own port and an
         equal share of the cores.
+    eager: run the model eagerly (vLLM --enforce-eager): no compilation at start (minutes on
+        a small CPU machine, then cached), slower steps.
+    cpu_threads: on CPU, bind the model's threads to this many cores (the first ones this
+        process may use); 0 = vLLM's automatic binding, which keeps one core for its scheduler
+        (on a 2-core machine the model gets one). Not with replicas (they share the cores).
     """
 
     url: str = ""
@@ -254,6 +259,8 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
     startup_timeout_s: Positive = 900.0
     replicas: int = 1
     gpus_per_replica: int = 0
+    eager: bool = False
+    cpu_threads: int = 0
 
     def __post_init__(self) -> None:
         if self.url:
@@ -271,6 +278,11 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
         if self.replicas > 1 and self.url:
             raise ValueError("replicas: managed replicas start engines; not with `url` (list "
                              "running servers as a role's `replicas` instead)")
+        if self.cpu_threads < 0:
+            raise ValueError(f"cpu_threads: 0 (automatic) or more, got {self.cpu_threads}")
+        if self.cpu_threads and self.replicas > 1:
+            raise ValueError("cpu_threads: managed replicas share the cores among themselves; "
+                             "not with replicas > 1")
 
 
 class RunConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):

@@ -2,6 +2,8 @@
 
     python -m perf.scheduler [--sizes 100,1000,5000] [--episodes-per-slot 3] [--http]
                              [--engine URL] [--engine-episodes 8]
+    python -m perf.scheduler --cli [--cli-tasks 500] [--cli-trials 3] [--cli-concurrency 300]
+                             [--repeat 3] [--baseline DIR] [--data-dir DIR]
 
 Stub part: the real scheduler, role clients, admission, travel protocol (single_turn: three
 agent calls and two tool calls per episode), sandbox and fsynced result writer, with a
@@ -10,6 +12,10 @@ so only agentsweep's own work is measured); `--http` uses `perf.stub_server` ove
 (adds aiohttp client cost). Printed side by side per concurrency: episodes/s, model calls/s,
 process CPU per call (us), CPU utilisation, and the RSS per idle in-flight episode (all
 episodes blocked inside a model call).
+
+Whole-run part (`--cli`, perf/scheduler_cli.py): the `agentsweep run` process itself on real
+TravelBench data against the HTTP stub: CPU per model call and start-up CPU, measured per
+process; `--baseline DIR` puts another checkout's figures beside them.
 
 Engine part (`--engine URL`, a running vLLM server): multi-turn sample episodes, two trials
 per task, every agent and user call recorded; prefix-cache reuse is compared with the ideal
@@ -305,7 +311,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engine", default="", help="URL of a running vLLM server for the "
                    "prefix-cache part (e.g. http://127.0.0.1:8765/v1)")
     p.add_argument("--engine-episodes", type=int, default=8)
+    p.add_argument("--cli", action="store_true",
+                   help="instead: the whole `agentsweep run` process on real TravelBench data "
+                   "against the HTTP stub (CPU per model call, start-up)")
+    p.add_argument("--cli-tasks", type=int, default=500)
+    p.add_argument("--cli-trials", type=int, default=3)
+    p.add_argument("--cli-concurrency", type=int, default=300)
+    p.add_argument("--repeat", type=int, default=3, help="--cli: runs of each checkout")
+    p.add_argument("--baseline", type=Path, default=None,
+                   help="--cli: another checkout to measure beside this one")
+    p.add_argument("--data-dir", default=None, help="--cli: benchmark data directory")
     a = p.parse_args(argv)
+    if a.cli:
+        from perf.scheduler_cli import cli_round, print_cli
+
+        print_cli(cli_round(a.cli_tasks, a.cli_trials, a.cli_concurrency, a.repeat,
+                            a.baseline, a.data_dir))
+        return 0
     import uvloop
 
     sizes = [int(s) for s in a.sizes.split(",") if s]

@@ -36,7 +36,14 @@ Endpoints: POST /v1/chat/completions, GET /v1/models, GET /metrics (fake vLLM ga
 GET /health, POST /reset_prefix_cache (vLLM's dev endpoint: empties the simulated engine's
 prefix cache), GET /stub/requests (last recorded requests, with --record), GET /stub/counters
 (faults injected and chat-completion requests received so far: {"garbled": N, "requests": M}).
---no-models / --no-metrics answer 404 there (a proxy or hosted endpoint). The engine flags
+--no-models / --no-metrics answer 404 there (a proxy or hosted endpoint).
+--progress-tokens-per-s R makes /metrics an engine's at work: a generation-token counter growing
+R per second and the requests being answered as running (R = 0: an engine that does nothing
+for the requests it holds: a static counter, none running). --replies, --tool-calls
+[[name, {args}], ...] (the n-th tool turn calls the n-th) and --finish-after N / --finish-text T
+(answer T once the request holds N assistant messages: a user simulator that ends its
+conversation) set defaults for every request, for harnesses that send no stub headers
+(perf.vs_reference). The engine flags
 (--kv-tokens, --max-running, --prefill-us, --decode-ms, --completion-tokens, --slowdown) turn
 on a simulated engine (perf.stub_engine): prefix cache, KV capacity, preemptions, timing; its
 usage and /metrics replace the canned ones.
@@ -50,6 +57,7 @@ import collections
 import hashlib
 import json
 import sys
+import time
 from typing import Any
 
 import msgspec
@@ -191,6 +199,11 @@ class StubConfig(msgspec.Struct):
     no_metrics: bool = False
     garble_first: int = 0
     garble_kind: str = "cycle"
+    replies: str = ""  # default X-Stub-Replies
+    tool_calls: list[tuple[str, dict[str, Any]]] = []  # the n-th tool turn calls the n-th
+    finish_after: int = 0  # text answers: finish_text once the request has >= N assistant msgs
+    finish_text: str = ""
+    progress_tokens_per_s: float = -1.0  # >= 0: /metrics has a generation counter, this fast
 
 
 class StubState:
@@ -204,7 +217,9 @@ class StubState:
         self.requests = 0  # chat-completion requests received
         self.recorded: collections.deque[dict[str, Any]] = collections.deque(maxlen=256)
         self.tool_bodies: dict[tuple[str, int], bytes] = {}
+        self.call_bodies: dict[int, bytes] = {}
         self.in_flight = 0
+        self.started = time.monotonic()
 
     def tool_body(self, name: str, turn: int) -> bytes:
         body = self.tool_bodies.get((name, turn))
@@ -217,6 +232,15 @@ class StubState:
             msg = {"role": "assistant", "content": None, "tool_calls": [call]}
             body = _completion(msg, "tool_calls", 40, 32)
             self.tool_bodies[(name, turn)] = body
+        return body
+
+
+    def tool_call_body(self, turn: int) -> bytes:
+        """--tool-calls: the answer of tool turn `turn` (built once)."""
+        body = self.call_bodies.get(turn)
+        if body is None:
+            name, args = self.cfg.tool_calls[turn % len(self.cfg.tool_calls)]
+            body = self.call_bodies[turn] = _tool_body(name, args, turn)
         return body
 
 
@@ -271,7 +295,11 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
                 return _json(_ENC.encode({"error": str(exc)}), 400)
     sleep_s = float(h.get("X-Stub-Sleep", cfg.sleep_s))
     if sleep_s > 0:
-        await asyncio.sleep(sleep_s)
+        state.in_flight += 1
+        try:
+            await asyncio.sleep(sleep_s)
+        finally:
+            state.in_flight -= 1
     if state.engine is not None:
         usage = await state.engine.serve(raw)
         resp = _answer(state, h, raw)
@@ -284,7 +312,17 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
 def _answer(state: StubState, h: Any, raw: bytes) -> web.Response:
     cfg = state.cfg
     mode = h.get("X-Stub-Mode", cfg.mode)
-    replies = h.get("X-Stub-Replies", "")
+    replies = h.get("X-Stub-Replies", cfg.replies)
+    if cfg.finish_after and mode in ("text", "tool"):
+        try:
+            req = _REQ_DECODER.decode(raw)
+        except msgspec.DecodeError as exc:
+            return _json(_ENC.encode({"error": f"bad request body: {exc}"}), 400)
+        done = sum(1 for m in req.messages if m.role == "assistant")
+        turns = int(h.get("X-Stub-Tool-Turns", cfg.tool_turns)) if mode == "tool" else 0
+        if done >= max(cfg.finish_after, turns):
+            return _json(_completion({"role": "assistant", "content": cfg.finish_text},
+                                     "stop", 20, 16))
     hashed: _Hashed | None = None
     if replies or mode == "schema" or "X-Stub-Tool-Share" in h or "X-Stub-Tool-Choices" in h:
         try:
@@ -311,6 +349,8 @@ def _answer(state: StubState, h: Any, raw: bytes) -> web.Response:
             if hashed is not None and "X-Stub-Tool-Choices" in h:
                 tool, args = _pick(hashed, "which", json.loads(h["X-Stub-Tool-Choices"]))
                 return _json(_tool_body(tool, args, done))
+            if cfg.tool_calls and "X-Stub-Tool-Name" not in h:
+                return _json(state.tool_call_body(done))
             return _json(state.tool_body(name, done))
         return _json(_text_body(hashed, replies))
     return _json(_ENC.encode({"error": f"unknown stub mode {mode!r}"}), 400)
@@ -335,7 +375,16 @@ async def metrics(request: web.Request) -> web.Response:
         return web.Response(status=404, text="404: Not Found")
     if state.engine is not None:
         return web.Response(text=state.engine.metrics_text(MODEL), content_type="text/plain")
-    text = METRICS_TEXT.format(m=MODEL, running="5.0")
+    rate = state.cfg.progress_tokens_per_s
+    if rate < 0:
+        text = METRICS_TEXT.format(m=MODEL, running="5.0")
+    else:  # an engine at work (its counter moves, it holds the requests being answered) or
+        # one that does nothing for the requests it holds (no counter moving, none held)
+        generated = rate * (time.monotonic() - state.started)
+        held = state.in_flight if rate > 0 else 0
+        text = (f'vllm:num_requests_running{{engine="0",model_name="{MODEL}"}} {held}\n'
+                f'vllm:num_requests_waiting{{engine="0",model_name="{MODEL}"}} 0\n'
+                f'vllm:generation_tokens_total{{engine="0",model_name="{MODEL}"}} {generated}\n')
     return web.Response(text=text, content_type="text/plain")
 
 
@@ -409,11 +458,29 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--garble-first", type=int, default=0,
                    help="answer the first N copies of each request body with a garbled 200")
     p.add_argument("--garble-kind", default="cycle", choices=("cycle", *GARBLE_KINDS))
+    p.add_argument("--replies", default="", help="text answers A||B||C, picked by the request "
+                   "hash (the default of X-Stub-Replies)")
+    p.add_argument("--tool-calls", default="", metavar="JSON",
+                   help='tool mode: [[name, {args}], ...]; the n-th tool turn of a '
+                   'conversation calls the n-th (cycling), instead of --tool-name')
+    p.add_argument("--finish-after", type=int, default=0, metavar="N",
+                   help="text and tool mode: answer --finish-text once the request holds N "
+                   "or more assistant messages (a user simulator that ends its conversation)")
+    p.add_argument("--finish-text", default="[Finish Conversation]")
+    p.add_argument("--progress-tokens-per-s", type=float, default=-1.0, metavar="R",
+                   help="/metrics: vllm:generation_tokens_total growing R per second and the "
+                   "requests being answered as running (a slow engine at work); 0: a static "
+                   "counter and none running (a stalled one); default: no such counter")
     add_engine_args(p)
     a = p.parse_args(argv)
+    try:
+        tool_calls = [(str(n), dict(x)) for n, x in json.loads(a.tool_calls or "[]")]
+    except (ValueError, TypeError) as exc:
+        p.error(f"--tool-calls: expected [[name, {{args}}], ...]: {exc}")
     cfg = StubConfig(
         a.mode, a.tool_turns, a.tool_name, a.sleep, a.fail_first, a.fail_status, a.record,
-        a.no_models, a.no_metrics, a.garble_first, a.garble_kind,
+        a.no_models, a.no_metrics, a.garble_first, a.garble_kind, a.replies, tool_calls,
+        a.finish_after, a.finish_text, a.progress_tokens_per_s,
     )
     try:
         import uvloop

@@ -1,8 +1,11 @@
 """`agentsweep` command line: a thin dispatcher over subcommand modules.
 
 Each subcommand lives in its own module exposing `register(subparsers)`, which adds a parser
-whose `func` attribute is `(args) -> int`. Modules are imported lazily by name so that
-`agentsweep --help` and light commands never import torch or vllm.
+whose `func` attribute is `(args) -> int`; the module's last name is the command's. Modules are
+imported lazily by name: a command line that names a command imports that command's module
+alone (start-up is part of every run's cost), `agentsweep --help` imports them all, and none
+imports torch or vllm. A `register` that takes `argv` is given the command line, to build
+only the part of its parser that the line needs (`data`: one benchmark's data actions).
 
 The outermost handler turns what a command left unhandled into one line naming the command:
 an engine that would not start (exit 2), an infrastructure error (exit 1), anything else
@@ -13,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import os
 import sys
 from typing import NoReturn
@@ -43,7 +47,18 @@ class OneLineParser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {first} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command(argv: list[str] | None) -> str | None:
+    """The subcommand an argument list names (its first word that is not an option)."""
+    for word in argv or ():
+        if not word.startswith("-"):
+            return word
+        if word in ("-h", "--help"):
+            return None
+    return None
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser; with `argv`, only the subcommand it names (all when it names none)."""
     parser = OneLineParser(
         prog="agentsweep",
         description="Run interactive tool-using LLM agent benchmarks on served models.",
@@ -51,19 +66,26 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true",
                         help="show the Python traceback of an unexpected error")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMAND_MODULES:
+    command = _command(argv)
+    wanted = [m for m in SUBCOMMAND_MODULES if m.rsplit(".", 1)[1] == command]
+    for name in wanted or SUBCOMMAND_MODULES:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
             if exc.name == name:  # subcommand not built into this install
                 continue
             raise
-        module.register(sub)
+        if "argv" in inspect.signature(module.register).parameters:
+            module.register(sub, argv=argv if wanted else None)
+        else:
+            module.register(sub)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

@@ -19,8 +19,8 @@ from typing import Any
 DEFAULT_LIMIT = 4
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
-    from evaluator.cli.run import add_run_arguments
+def register(subparsers: argparse._SubParsersAction, argv: list[str] | None = None) -> None:
+    from evaluator.cli.run import add_benchmark_flags, add_run_arguments
 
     p = subparsers.add_parser(
         "bench",
@@ -45,6 +45,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--judge", action="store_true",
                    help="judge episodes as they finish (the judge's time is a stage)")
     p.add_argument("--no-report", action="store_true", help="do not write report.html")
+    add_benchmark_flags(p, argv)
     p.set_defaults(func=bench_command)
 
 

@@ -12,7 +12,9 @@ from bench_data.tools import check_tool_schemas
 from bench_data.types import LoadIssue
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction, argv: list[str] | None = None) -> None:
+    """`data` and its actions; the benchmarks' own actions only when `argv` (the command
+    line, when given) may name one: `data list` and `data check` import no benchmark."""
     parser = subparsers.add_parser("data", help="list and check benchmark data")
     data_sub = parser.add_subparsers(dest="data_command", metavar="ACTION")
 
@@ -31,7 +33,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          help="data directory for dataset names")
     p_check.set_defaults(func=cmd_check)
 
-    for bench in _with_data_commands():
+    for bench in _with_data_commands(argv):
         if bench.name in ("list", "check"):
             continue
         p_bench = data_sub.add_parser(bench.name, help=f"{bench.title}'s data actions")
@@ -43,12 +45,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(func=lambda args: _usage(parser))
 
 
-def _with_data_commands() -> list:
+def _with_data_commands(argv: list[str] | None = None) -> list:
     """The registered benchmarks that bring data actions (none when the registry cannot load:
-    the other data commands still work and report the problem)."""
+    the other data commands still work and report the problem; none when `argv` names
+    `data list` or `data check`)."""
     from evaluator import benchmarks
     from evaluator.benchmarks.base import BenchmarkError
 
+    words = [w for w in argv or () if not w.startswith("-")]
+    if len(words) >= 2 and words[0] == "data" and words[1] in ("list", "check"):
+        return []
     try:
         return [b for b in benchmarks.all_benchmarks() if b.data_commands is not None]
     except BenchmarkError:

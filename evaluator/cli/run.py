@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 
-def register(subparsers: argparse._SubParsersAction) -> None:
+def register(subparsers: argparse._SubParsersAction, argv: list[str] | None = None) -> None:
     p = subparsers.add_parser(
         "run",
         help="run a benchmark sweep (default: the built-in sample on the embedded engine)",
@@ -36,6 +36,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--estimate", metavar="BENCH_JSON", type=Path,
                    help="an `agentsweep bench` result (RUN_DIR/bench.json): kept with the run, "
                    "the report compares its estimated wall time with the actual one")
+    add_benchmark_flags(p, argv)
     p.set_defaults(func=run_command)
 
 
@@ -80,9 +81,36 @@ def add_run_arguments(p: argparse.ArgumentParser) -> None:
                    "(engine.replicas)")
     p.add_argument("--gpus-per-replica", type=int, metavar="G",
                    help="GPUs of each replica of the embedded engine (engine.gpus_per_replica)")
-    for flag, (key, help_text) in benchmark_flags().items():
+
+
+def add_benchmark_flags(p: argparse.ArgumentParser, argv: list[str] | None) -> None:
+    """The registered benchmarks' run flags (`Benchmark.run_flags`), added last: always for the
+    whole parser (`argv` None) and `--help`, else only when the command line has an option the
+    parser does not know yet. A line of generic flags imports no benchmark package (start-up is
+    part of every run's cost; the run loads its own benchmark later)."""
+    flags = benchmark_flags() if _may_use_benchmark_flags(p, argv) else {}
+    for flag, (key, help_text) in flags.items():
         p.add_argument(flag, dest=_dest(flag), metavar=key.rsplit(".", 1)[-1].upper(),
                        help=f"{help_text} ({key})")
+    p.set_defaults(bench_flags={flag: key for flag, (key, _) in flags.items()})
+
+
+def _may_use_benchmark_flags(p: argparse.ArgumentParser, argv: list[str] | None) -> bool:
+    if argv is None:
+        return True
+    words = list(argv)
+    command = next((w for w in words if not w.startswith("-")), None)
+    if command is not None:  # what comes after the command's name
+        words = words[words.index(command) + 1:]
+    known = p._option_string_actions
+    for word in words:
+        if word == "--":
+            break
+        if word in ("-h", "--help"):
+            return True
+        if word.startswith("-") and word.split("=", 1)[0] not in known:
+            return True  # a benchmark's flag, an abbreviation, or a mistake argparse names
+    return False
 
 
 def benchmark_flags() -> dict[str, tuple[str, str]]:
@@ -122,7 +150,7 @@ def collect_overrides(args: argparse.Namespace) -> list[tuple[str, Any, str]]:
                 raise ConfigError(f"{flag} ({key}): a value is needed, got {value!r} (an unset "
                                   "shell variable?)")
             out.append((key, value, flag))
-    for flag, (key, _) in benchmark_flags().items():
+    for flag, key in getattr(args, "bench_flags", {}).items():
         value = getattr(args, _dest(flag), None)
         if value is not None:
             out.append((key, value, flag))

@@ -67,7 +67,11 @@ def _register_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cpu-kv-cache-gb", type=float, default=4.0, metavar="GB",
                    help="KV-cache size on CPU, whole GiB (4)")
     p.add_argument("--cpu-threads", type=int, default=None, metavar="N",
-                   help="CPU cores vLLM binds its OpenMP threads to (default: vLLM's choice)")
+                   help="CPU cores vLLM binds its OpenMP threads to (default: vLLM's choice, "
+                   "which keeps one core for its scheduler)")
+    p.add_argument("--eager", action="store_true",
+                   help="run the model eagerly (vLLM --enforce-eager): no compilation at start, "
+                   "slower steps")
     p.add_argument("--max-model-len", type=int, default=8192, metavar="TOKENS",
                    help="context length (8192)")
     p.add_argument("--tool-call-parser", default="hermes", metavar="NAME",
@@ -146,6 +150,7 @@ def server_kwargs(args: argparse.Namespace) -> dict[str, Any]:
         "log_path": args.log or _default_log(args.port),
         "startup_timeout_s": args.startup_timeout,
         "extra_args": list(args.vllm_args),
+        "eager": args.eager,
     }
 
 

@@ -5,8 +5,12 @@ Runs are compared side by side: rows are (subset, run) or (k, subset), columns p
 
 from __future__ import annotations
 
-from evaluator.report.summary import CurvePoint, RunSummary, SubsetSummary
+from typing import TYPE_CHECKING
+
 from evaluator.table import Table, mean_pm, num, pct  # Table and its cells: evaluator/table.py
+
+if TYPE_CHECKING:  # types only: importing the summary (numpy) is left to building a report
+    from evaluator.report.summary import CurvePoint, RunSummary, SubsetSummary
 
 
 def point_text(p: CurvePoint | None, with_ci: bool = True) -> str:

@@ -30,6 +30,8 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
         "log_path": run_dir / f"engine-{index}.log",
         "startup_timeout_s": engine.startup_timeout_s,
     }
+    if getattr(engine, "eager", False):
+        kw["eager"] = True
     if device == "gpu":
         g = engine.gpus_per_replica or engine.tensor_parallel_size
         ids = visible_gpus() or [str(k) for k in range(n * g)]

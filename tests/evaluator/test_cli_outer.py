@@ -13,7 +13,7 @@ from evaluator import cli
 
 
 def _parser_raising(exc: Exception):
-    def build() -> argparse.ArgumentParser:
+    def build(argv: list[str] | None = None) -> argparse.ArgumentParser:
         parser = argparse.ArgumentParser(prog="agentsweep")
         parser.add_argument("--debug", action="store_true")
         sub = parser.add_subparsers(dest="command")
@@ -47,3 +47,50 @@ def test_debug_shows_the_traceback(monkeypatch):
     monkeypatch.setattr(cli, "build_parser", _parser_raising(RuntimeError("odd")))
     with pytest.raises(RuntimeError, match="odd"):
         cli.main(["--debug", "boom"])
+
+
+def test_a_command_line_builds_only_its_command() -> None:
+    """`agentsweep run ...` imports the run command's module, not the other commands' nor
+    every benchmark (the data commands'): start-up is part of every run's cost."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from evaluator.cli import build_parser; "
+            "a = build_parser(['run', '--limit', '2']).parse_args(['run', '--limit', '2']); "
+            "print(a.command, a.limit, sorted(m for m in sys.modules if m.startswith("
+            "('evaluator.cli.', 'evaluator.benchmarks.'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.startswith("run 2 ")
+    assert "evaluator.cli.run" in out
+    for other in ("evaluator.cli.data", "evaluator.cli.chat", "evaluator.cli.judge",
+                  "evaluator.benchmarks.tripbench"):
+        assert f"'{other}'" not in out
+
+
+@pytest.mark.parametrize("command", ["run", "bench"])
+def test_benchmark_flags_are_there_when_a_line_uses_them(command, capsys) -> None:
+    """A benchmark's own run flag (GroupTravelBench's --poi-table) parses into its config key
+    whether the parser was built for that line, for another line or whole; `--help` lists it;
+    a line of generic flags carries no benchmark flag; a mistyped flag is still named."""
+    from evaluator.cli.run import collect_overrides
+
+    line = [command, "--limit", "1", "--poi-table", "/x/poi.json"]
+    for built_for in (line, None):
+        args = cli.build_parser(built_for).parse_args(line)
+        assert ("options.poi_table", "/x/poi.json", "--poi-table") in collect_overrides(args)
+    args = cli.build_parser([command, "--limit", "1"]).parse_args([command, "--limit", "1"])
+    assert args.bench_flags == {} and collect_overrides(args) == [("data.limit", 1, "--limit")]
+    with pytest.raises(SystemExit):
+        cli.main([command, "--help"])
+    assert "--poi-table" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        cli.main([command, "--poi-tabel", "x"])
+    assert "--poi-tabel" in capsys.readouterr().err
+
+
+def test_help_and_unknown_commands_still_see_every_command(capsys) -> None:
+    assert "judge" in cli.build_parser(["--help"]).format_help()
+    with pytest.raises(SystemExit):
+        cli.main(["no-such-command"])
+    assert "invalid choice" in capsys.readouterr().err

@@ -176,7 +176,9 @@ def test_server_kwargs_reach_command_and_environment(tmp_path) -> None:
     assert cmd[cmd.index("--max-model-len") + 1] == "1024"
     assert "--enable-auto-tool-choice" not in cmd
     assert cmd[-2:] == ["--max-num-seqs", "4"]
-    assert env["VLLM_CPU_KVCACHE_SPACE"] == "3"
+    assert env["VLLM_CPU_KVCACHE_SPACE"] == "3" and "--enforce-eager" not in cmd
+    assert "--enforce-eager" in VLLMServer(**server_kwargs(_serve_args(
+        "--model", "/m", "--device", "cpu", "--eager"))).command()
     gpu = VLLMServer(**server_kwargs(_serve_args("--model", "/m", "--device", "gpu",
                                                  "--gpus", "2,3", "--tensor-parallel-size",
                                                  "2", "--port", "9001")))

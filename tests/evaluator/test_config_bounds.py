@@ -32,6 +32,7 @@ BAD = [
     ("[retry]\nbackoff_s = -1.0\n", "retry.backoff_s", ">= 0"),
     ("[sandbox]\nsimulator_max_tokens = 0\n", "sandbox.simulator_max_tokens", ">= 1"),
     ("[engine]\nmax_model_len = 0\n", "engine.max_model_len", ">= 1"),
+    ("[engine]\ncpu_threads = -1\n", "engine.cpu_threads", "0 (automatic) or more"),
     ('name = "../elsewhere"\n', "name", "no path separators"),
     ('name = "a/b"\n', "name", "no path separators"),
     ('name = "a\\u0000b"\n', "name", "no path separators"),
@@ -63,6 +64,15 @@ def test_each_bound_names_the_flag(text, field, says):
         load_config(overrides=[(field, parsed, f"--set {field}")])
     msg = str(info.value)
     assert msg.startswith(f"--set {field} ({field}): ") and says in msg, msg
+
+
+def test_engine_cpu_threads_is_not_for_replicas(tmp_path):
+    path = tmp_path / "run.toml"
+    path.write_text("[engine]\nreplicas = 2\ncpu_threads = 1\n")
+    with pytest.raises(ConfigError, match="cpu_threads.*not with replicas"):
+        load_config(path)
+    config, _ = load_config(text="[engine]\ncpu_threads = 2\neager = true\n")
+    assert config.engine.cpu_threads == 2 and config.engine.eager
 
 
 def test_values_inside_the_bounds_are_accepted():

@@ -83,6 +83,8 @@ def test_replicas_get_disjoint_gpu_sets_or_a_share_of_the_cores(tmp_path, monkey
     monkeypatch.setattr("backends.server_launch.allowed_cpus", lambda: [2, 3])
     assert [replica_kwargs(_engine(replicas=3), i, "cpu", tmp_path)["cpu_ids"]
             for i in range(3)] == [[2], [3], [2]]             # more replicas than cores: shared
+    assert replica_kwargs(_engine(replicas=2, eager=True), 0, "cpu", tmp_path)["eager"] is True
+    assert "eager" not in replica_kwargs(_engine(replicas=2), 0, "cpu", tmp_path)
 
 
 def test_run_over_managed_replicas_restarts_a_killed_one(tmp_path):

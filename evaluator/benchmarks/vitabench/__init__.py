@@ -40,10 +40,19 @@ from .options import VitaOptions
 from .prompt_import import import_reference
 from .prompting import ROLES
 from .protocol import TERMINATIONS, run_episode
-from .report import judge_lines, plots, summarize, tables
 from .settings import PROFILES
 
 __all__ = ["BENCHMARK", "final_state", "judged_task", "judged_turns"]
+
+
+def _report(name: str) -> Any:
+    """report.py's function `name`, imported when first called: the report needs numpy and
+    the kernels, a run does not."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from . import report
+
+        return getattr(report, name)(*args, **kwargs)
+    return call
 
 
 def _reruns(run_dir: Path, options: Any) -> set[str]:
@@ -64,8 +73,9 @@ BENCHMARK = Benchmark(
         pass_threshold=1.0)},
     judge_kinds=judge_kinds,
     score=score_record,
-    report=ReportSection(summarize=summarize, tables=tables, plots=plots,
-                         judge_lines=judge_lines, episodes=True),
+    report=ReportSection(summarize=_report("summarize"), tables=_report("tables"),
+                         plots=_report("plots"), judge_lines=_report("judge_lines"),
+                         episodes=True),
     ok_terminations=TERMINATIONS,
     profiles=PROFILES,
     prompts=ROLES,
