@@ -68,6 +68,20 @@ def test_a_command_line_builds_only_its_command() -> None:
         assert f"'{other}'" not in out
 
 
+def test_loading_the_benchmarks_imports_no_numpy() -> None:
+    """A run's config load registers every benchmark (profiles, aliases); that must not pull in
+    numpy or the report: TRIP-Bench's column searches and every report load on first use."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from evaluator import benchmarks; benchmarks.load_plugins([]); "
+            "print(len(benchmarks.all_benchmarks()), 'numpy' in sys.modules, "
+            "'evaluator.benchmarks.tripbench.report' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert int(out[0]) >= 4 and out[1:] == ["False", "False"]
+
+
 @pytest.mark.parametrize("command", ["run", "bench"])
 def test_benchmark_flags_are_there_when_a_line_uses_them(command, capsys) -> None:
     """A benchmark's own run flag (GroupTravelBench's --poi-table) parses into its config key

@@ -39,6 +39,11 @@ TASK_FILE = "tasks.jsonl"
 WORLD_FILE = "world.sqlite"
 DIFFICULTIES = ("easy", "mid", "hard")
 HARD_SETS = ("LIT", "FIT", "AIS", "PMR")
+# unit labels and violation dimensions of a scored unit (judging.py writes, report.py reads)
+DIFFICULTY = "difficulty"
+HARD_SET = "hard_set"
+SPLIT = "split"
+VIOL = "viol:"
 SPLITS = ("easy", "mid", "hard", *HARD_SETS)
 """The evaluation splits, the loader's subsets (`--subset LIT`, `--limit N` = N of each split):
 easy, mid, plain hard (no hard set; not in the paper's evaluation set) and the four hard sets.

@@ -22,12 +22,21 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
 from bench_data.types import Task
 from evaluator.benchmarks.base import JudgeInput, JudgementLookup, ReportSection, ScoreContext
-from evaluator.benchmarks.tripbench.data import TripTask, TurnNode, split_of
+from evaluator.benchmarks.tripbench.data import (
+    DIFFICULTY,
+    HARD_SET,
+    SPLIT,
+    VIOL,
+    TripTask,
+    TurnNode,
+    split_of,
+)
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord, Judgement, UnitScore
@@ -35,7 +44,6 @@ from evaluator.scoring import base_unit_score
 
 from .evaluation import EvalTask, evaluate, parse_plan
 from .evaluation.rubrics import decode_spec
-from .report import DIFFICULTY, HARD_SET, SPLIT, VIOL, judge_lines, summarize, tables
 from .synthesis.meta import to_trip
 from .world.db import World, open_world
 
@@ -189,4 +197,15 @@ def score(record: EpisodeRecord, judgements: JudgementLookup, ctx: ScoreContext
     return unit
 
 
-SECTION = ReportSection(summarize=summarize, tables=tables, judge_lines=judge_lines)
+def _report(name: str) -> Any:
+    """report.py's function `name`, imported when first called: the report needs numpy and
+    the kernels, a run does not."""
+    def call(*args: Any, **kwargs: Any) -> Any:
+        from . import report
+
+        return getattr(report, name)(*args, **kwargs)
+    return call
+
+
+SECTION = ReportSection(summarize=_report("summarize"), tables=_report("tables"),
+                        judge_lines=_report("judge_lines"))

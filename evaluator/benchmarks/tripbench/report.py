@@ -19,7 +19,14 @@ from __future__ import annotations
 import msgspec
 import numpy as np
 
-from evaluator.benchmarks.tripbench.data import PAPER_SPLITS, SPLITS
+from evaluator.benchmarks.tripbench.data import (
+    DIFFICULTY,
+    HARD_SET,
+    PAPER_SPLITS,
+    SPLIT,
+    SPLITS,
+    VIOL,
+)
 from evaluator.records import UnitScore
 from evaluator.report.summary import CurvePoint, _f
 from evaluator.report.tables import Table, num
@@ -27,10 +34,6 @@ from kernels.bootstrap import bootstrap_ci
 from kernels.passk import task_counts
 from kernels.registry import compute_curve
 
-DIFFICULTY = "difficulty"
-HARD_SET = "hard_set"
-SPLIT = "split"
-VIOL = "viol:"
 METRICS = ("pass@k", "pass^k", "avg@k")
 MEASURES = ("strict", "loose")
 N_BOOT = 1000

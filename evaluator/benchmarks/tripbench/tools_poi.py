@@ -23,10 +23,25 @@ from .poi_common import (
     restaurant_out,
 )
 from .search import paged
-from .searches import search_attractions, search_hotels, search_restaurants
 from .toolspec import LOCATION, PAGE, Param, ToolSpec, sort_params
 from .world import names
 from .world.db import World
+
+
+def _search(name: str) -> Any:
+    """searches.py's `name`, imported on a run's first search: the column searches need numpy,
+    a process that only parses a command line or a config does not."""
+    def call(world: World, **a: Any) -> dict[str, Any]:
+        from . import searches
+
+        return getattr(searches, name)(world, **a)
+    call.__name__ = name
+    return call
+
+
+search_attractions = _search("search_attractions")
+search_hotels = _search("search_hotels")
+search_restaurants = _search("search_restaurants")
 
 # -- attractions -------------------------------------------------------------------------------
 
