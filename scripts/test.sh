@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set up, then run the whole test suite: unit, fault-injection, integration (one real embedded
-# vLLM engine shared by the session) and the headless-browser report check.
+# vLLM engine shared by the session) and the headless-browser report check; scripts/run_tests.sh
+# runs the engine's tests beside the others.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -11,4 +12,4 @@ if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt
 fi
 .venv/bin/ruff check --no-cache backends bench_data cache_store evaluator kernels perf tests
 .venv/bin/lint-imports --no-cache  # the import layers and cycles of .importlinter
-exec .venv/bin/python -m pytest -q -rs "$@"
+exec bash scripts/run_tests.sh "$@"

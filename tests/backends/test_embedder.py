@@ -188,7 +188,8 @@ async def test_openai_reorders_by_index_and_retries(stub) -> None:
 ])
 async def test_openai_malformed_answers(stub, mode, match) -> None:
     stub.mode = mode
-    async with OpenAIEmbedder(stub.url, "stub-emb") as emb:
+    # garbage is retried like a 5xx before it is reported: a short backoff, not 9 s of sleeps
+    async with OpenAIEmbedder(stub.url, "stub-emb", backoff_base_s=0.01) as emb:
         with pytest.raises(MalformedResponse, match=match):
             await emb.embed(["a", "b", "c"])
 
