@@ -23,6 +23,7 @@ import pytest
 from evaluator.judges.pool import read_judgements
 from evaluator.judges.transcript import trajectory_hash
 from evaluator.records import EpisodeRecord
+from evaluator.run.manifest import read_manifest
 from evaluator.run.results import iter_records
 from perf.stub_process import free_port, start_stub, stub_counters
 from tests.evaluator.test_sweep import _grid
@@ -146,6 +147,10 @@ def test_a_node_lost_mid_sweep_loses_and_repeats_nothing_and_judging_completes(
             # every running cell recorded as interrupted (none could finish), not null or 0
             assert all(state[c] == 130 for c in started), state
             assert all(state[c] is None for c in set(CELLS) - started), state
+            # each runner stopped its cell itself (the run's end is recorded, interrupted), not
+            # the driver's fallback for a runner that never reported
+            ends = {c: read_manifest(root / c).ends for c in started}
+            assert all(e and e[-1].interrupted for e in ends.values()), ends
             deadline = time.monotonic() + 60
             while _runners_under(_raylet_pid(worker)) + _runners_under(
                     _raylet_pid(cluster.head_node)):
