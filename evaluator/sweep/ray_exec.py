@@ -14,8 +14,9 @@ one queue actor, the driver watching both.
   runner that died while its node is alive, and ends when every cell has an exit code.
 
 - Stopping: SIGTERM or Ctrl-C on the driver stops the sweep: the queue answers every
-  heartbeat with "stop", each runner stops its cell at its next heartbeat (every 2 s; running episodes cancelled, their
-  responses kept by the journal; judging stopped, what is judged kept) and reports exit 130,
+  heartbeat with "stop", each runner stops its cell at its next heartbeat (every 2 s; running
+  episodes cancelled, their responses kept by the journal; judging stopped, what is judged
+  kept) and reports exit 130 (a cell that finished before then is recorded 0),
   the driver records `sweep.json` and shuts Ray down. A runner that is itself signalled stops
   its cell the same way, reports 130 and leases nothing more; the cell waits for the next
   runner.
