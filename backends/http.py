@@ -481,10 +481,12 @@ def request_bytes(method: str, target: Target, headers: bytes, body: bytes | Non
 
 
 def header_lines(headers: dict[str, str] | Any) -> bytes:
-    """`Name: value` lines (CRLF-terminated) of a mapping; a value with CR or LF is refused."""
+    """`Name: value` lines (CRLF-terminated) of a mapping; a value with CR or LF is refused.
+    Encoded as UTF-8, as aiohttp's client did: a configured header may carry any text (the
+    stub server's canned replies are JSON in a header, Chinese judge answers included)."""
     out = []
     for k, v in headers.items():
         if "\r" in k or "\n" in k or "\r" in v or "\n" in v or ":" in k:
             raise ValueError(f"header {k!r} has a line break or colon")
         out.append(f"{k}: {v}\r\n")
-    return "".join(out).encode("latin-1")
+    return "".join(out).encode("utf-8")

@@ -107,6 +107,21 @@ async def test_request_bytes_and_keep_alive() -> None:
         assert srv.connections == 1  # one keep-alive connection for all three
 
 
+async def test_configured_headers_may_carry_any_text() -> None:
+    """An endpoint's extra header with text beyond latin-1 (a canned Chinese judge answer for
+    the stub) is sent as UTF-8, as aiohttp's client sent it, not refused by the run."""
+    async def h(req: bytes, w: asyncio.StreamWriter, n: int) -> bool:
+        w.write(answer())
+        return True
+
+    async with RawServer(h) as srv:
+        ep = Endpoint(base_url=srv.url, model="m", extra_headers={"X-Stub-Replies": '"较好"'})
+        async with ChatClient(ep, backoff_base_s=0.001) as c:
+            assert (await c.chat(MSGS)).message.content == "ok"
+        head = srv.requests[0].partition(b"\r\n\r\n")[0]
+        assert 'X-Stub-Replies: "较好"'.encode() in head.split(b"\r\n")
+
+
 @pytest.mark.parametrize("framing", ["chunked", "eof", "gzip", "interim"])
 async def test_answer_framings(framing: str) -> None:
     async def h(req: bytes, w: asyncio.StreamWriter, n: int) -> bool:
