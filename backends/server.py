@@ -466,6 +466,8 @@ class VLLMServer:
                 if deadline is not None and time.monotonic() >= deadline:
                     deadline = self._later_deadline(self._working(time.sleep))
                     if deadline is None:
+                        if self._probe():  # it may have begun to answer while we looked
+                            return self
                         raise self._timed_out()
                 time.sleep(_POLL_S)
         except BaseException:
@@ -487,6 +489,8 @@ class VLLMServer:
                     working = await asyncio.to_thread(self._working, time.sleep)
                     deadline = self._later_deadline(working)
                     if deadline is None:
+                        if await asyncio.to_thread(self._probe):  # answering since we looked
+                            return self
                         raise self._timed_out()
                 await asyncio.sleep(_POLL_S)
         except BaseException:
