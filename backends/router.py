@@ -316,6 +316,7 @@ class Router:
         rep.health.answered()
         admission.on_latency(resp.latency_s)
         u = resp.usage
+        rep.answered += 1
         rep.prompt_tokens += u.prompt_tokens
         rep.completion_tokens += u.completion_tokens
         rep.cached_tokens += u.cached_tokens

@@ -67,7 +67,7 @@ class Failover(Exception):
 
 
 class Replica:
-    __slots__ = ("admission", "attempts", "cached_tokens", "client", "completion_tokens",
+    __slots__ = ("admission", "answered", "attempts", "cached_tokens", "client", "completion_tokens",
                  "has_models", "health", "index", "models", "name", "prompt_tokens", "requests",
                  "spec")
 
@@ -82,7 +82,8 @@ class Replica:
         self.attempts: set[asyncio.Future[Any]] = set()
         self.has_models: bool | None = None
         self.models: list[str] = []
-        self.requests = 0
+        self.requests = 0  # sent (failovers and unanswered ones included)
+        self.answered = 0  # answered (telemetry: what the roles count as calls)
         self.prompt_tokens = 0  # of the answers this replica gave (telemetry)
         self.completion_tokens = 0
         self.cached_tokens = 0

@@ -105,7 +105,8 @@ class Sampler:
                 rep = router.replicas[i]
                 reps.append({
                     "role": role, "url": r["url"], "healthy": r["healthy"],
-                    "requests": r["requests"], "in_flight": r["in_flight"],
+                    "requests": r["requests"], "answered": rep.answered,
+                    "in_flight": r["in_flight"],
                     "waiting": r["waiting"], "cap": r["cap"],
                     "prompt": rep.prompt_tokens, "completion": rep.completion_tokens,
                     "cached": rep.cached_tokens, **metrics_row(rep.admission.last_metrics),
@@ -114,7 +115,8 @@ class Sampler:
             stats = [self.roles[n].stats for n in names if n in self.roles]
             reps.append({
                 "role": ",".join(names), "url": url, "healthy": True,
-                "requests": sum(s.calls for s in stats), "in_flight": adm.in_flight,
+                "requests": sum(s.calls for s in stats),
+                "answered": sum(s.calls for s in stats), "in_flight": adm.in_flight,
                 "waiting": adm.waiting, "cap": adm.cap,
                 "prompt": sum(s.prompt_tokens for s in stats),
                 "completion": sum(s.completion_tokens for s in stats),

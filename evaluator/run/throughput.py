@@ -111,7 +111,11 @@ def summary(run_dir: str | Path) -> dict[str, Any]:
                                             "prompt": 0, "completion": 0, "cached": 0,
                                             "pq": 0.0, "ph": 0.0, "kv": [], "queue": 0,
                                             "in_flight": []})
-            for k in ("requests", "prompt", "completion", "cached"):
+            # answered requests, as the roles count calls (a request sent before the first
+            # sample and answered after it is in both); telemetry of older runs: sent
+            done = "answered" if "answered" in r else "requests"
+            acc["requests"] += r[done] - a.get(done, 0)
+            for k in ("prompt", "completion", "cached"):
                 acc[k] += r[k] - a.get(k, 0)
             # /metrics counters: from the first row that has them (the first poll)
             a = next((x for row in rows for x in row["replicas"]

@@ -72,6 +72,23 @@ def test_timeseries_rates_and_summary_over_two_processes(tmp_path):
     assert ser["tok_s"][3] is None  # no rate across the restart
 
 
+def test_replica_requests_are_counted_as_answered_like_the_roles_calls(tmp_path):
+    """Requests sent before the first sample and answered after it count once per replica, as
+    the role counts them (a loaded machine's first sample came after 6 were sent: 54 vs 60); a
+    time series written before `answered` existed still reads its sent count."""
+    first, last = _row(0.0, 0, 0, None, None, None), _row(2.0, 60, 6000, None, None, None)
+    first["replicas"][0].update(requests=6, answered=0)
+    last["replicas"][0].update(requests=60, answered=60)
+    old = _row(0.0, 0, 0, None, None, None)
+    old["replicas"][0]["requests"] = 6
+    for rows, want in (([first, last], 60), ([old, _row(2.0, 60, 6000, None, None, None)], 54)):
+        lines = [{"start": 1000.0, "interval_s": 1.0}, *rows]
+        (tmp_path / "timeseries.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+        s = summary(tmp_path)
+        assert s["roles"]["agent"]["requests"] == 60
+        assert s["replicas"][0]["requests"] == want
+
+
 def _cli(*args, timeout=240):
     return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
                           env=_env(0.0), capture_output=True, text=True, timeout=timeout,
