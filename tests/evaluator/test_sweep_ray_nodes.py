@@ -145,7 +145,7 @@ def test_a_node_lost_mid_sweep_loses_and_repeats_nothing_and_judging_completes(
             started = {c for c in CELLS if (root / c / "manifest.json").exists()}
             assert len(started) >= 2, state           # a cell of each runner was running
             # every running cell recorded as interrupted (none could finish), not null or 0
-            assert all(state[c] == 130 for c in started), state
+            assert all(state[c] == 130 for c in started), (state, err[-4000:])
             assert all(state[c] is None for c in set(CELLS) - started), state
             # each runner stopped its cell itself (the run's end is recorded, interrupted), not
             # the driver's fallback for a runner that never reported
