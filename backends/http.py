@@ -217,14 +217,8 @@ class HttpConnection(asyncio.Protocol):
                     self._finish()
                     return
             elif state == _LENGTH:
-                take = min(self._need, len(buf))
-                if take:
-                    self._body += buf[:take]
-                    del buf[:take]
-                    self._need -= take
-                if self._need:
-                    return
-                self._finish()
+                if self._take_body(buf):
+                    self._finish()
                 return
             elif state == _CHUNK_SIZE:
                 end = buf.find(b"\r\n")
@@ -243,12 +237,7 @@ class HttpConnection(asyncio.Protocol):
                 self._need = size
                 self._state = _CHUNK_DATA if size else _TRAILER
             elif state == _CHUNK_DATA:
-                take = min(self._need, len(buf))
-                if take:
-                    self._body += buf[:take]
-                    del buf[:take]
-                    self._need -= take
-                if self._need:
+                if not self._take_body(buf):
                     return
                 self._state = _CHUNK_END
             elif state == _CHUNK_END:
@@ -272,6 +261,16 @@ class HttpConnection(asyncio.Protocol):
                 return
             else:  # _DONE
                 return
+
+    def _take_body(self, buf: bytearray) -> bool:
+        """Move up to the body bytes still needed (a Content-Length body or a chunk) from `buf`;
+        whether all of them have come."""
+        take = min(self._need, len(buf))
+        if take:
+            self._body += buf[:take]
+            del buf[:take]
+            self._need -= take
+        return not self._need
 
     def _head(self, head: bytes) -> bool:
         """Read a status line and headers; set the body framing. True for a 1xx answer."""
