@@ -180,6 +180,15 @@ def parse_source(checkout: Path, rel: str, repository: str) -> ast.Module:
         raise ImportFailed(f"{path}:{exc.lineno}: cannot be parsed: {exc.msg}") from None
 
 
+def one_function(tree: ast.Module, name: str, where: str) -> ast.FunctionDef:
+    """The one function NAME of a parsed reference file (ImportFailed naming WHERE when there
+    is none or more than one: the reference's code has moved on)."""
+    found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name]
+    if len(found) != 1:
+        raise ImportFailed(f"{where}: expected one function {name}, found {len(found)}")
+    return found[0]
+
+
 def extract_parts(tree: ast.Module, src: Source) -> list[Part]:
     kind, *names = src.where
     what = f"{src.file}: {kind} {'.'.join(names)}"

@@ -22,7 +22,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from evaluator.prompt_import import ImportFailed, parse_source
+from evaluator.prompt_import import ImportFailed, one_function, parse_source
 
 from .tool_errors import builtin, dump_catalogue
 
@@ -131,13 +131,6 @@ def _template(node: ast.AST, where: str) -> str:
     return "".join(out)
 
 
-def _function(tree: ast.Module, rel: str, name: str) -> ast.FunctionDef:
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name]
-    if len(found) != 1:
-        raise ImportFailed(f"{rel}: expected one function {name}, found {len(found)}")
-    return found[0]
-
-
 def _error_values(fn: ast.FunctionDef) -> list[ast.AST]:
     """The values of the function's `{"error": ...}` dicts, in source order."""
     values = [v for n in ast.walk(fn) if isinstance(n, ast.Dict)
@@ -152,7 +145,7 @@ def _validators(checkout: Path) -> dict[str, tuple[str, bool]]:
         rel = f"{_T}/{tool}.py"
         tree = parse_source(checkout, rel, REPOSITORY)
         for fname, schedule in functions.items():
-            values = _error_values(_function(tree, rel, fname))
+            values = _error_values(one_function(tree, fname, rel))
             where = f"{rel}: {fname}"
             if len(values) != len(schedule):
                 raise ImportFailed(f"{where}: expected {len(schedule)} error texts, found "
@@ -178,7 +171,7 @@ def _sandbox(checkout: Path) -> dict[str, tuple[str, bool]]:
     core, agent = "group_travelbench/core/tools.py", "group_travelbench/agents/group_agent.py"
     sim = "group_travelbench/simulators/tool_simulator.py"
     core_tree = parse_source(checkout, core, REPOSITORY)
-    cached = _function(core_tree, core, "_cached_execute")
+    cached = one_function(core_tree, "_cached_execute", core)
     where = f"{core}: _cached_execute"
     empty = _only([n.value for n in ast.walk(cached) if isinstance(n, ast.Assign)
                    and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
@@ -186,7 +179,7 @@ def _sandbox(checkout: Path) -> dict[str, tuple[str, bool]]:
                            for t in n.targets)], where, "text for an empty answer")
     plain = [v for v in _error_values(cached) if isinstance(v, ast.Constant)]
     no_sim = _only(plain, where, "constant error text (no simulator)")
-    execute = _function(core_tree, core, "execute_tool")
+    execute = one_function(core_tree, "execute_tool", core)
     where = f"{core}: execute_tool"
     missing = _only([n.exc.args[0] for n in ast.walk(execute) if isinstance(n, ast.Raise)
                      and isinstance(n.exc, ast.Call) and len(n.exc.args) == 1], where,
@@ -194,8 +187,8 @@ def _sandbox(checkout: Path) -> dict[str, tuple[str, bool]]:
     owner = _only([c.name for c in ast.walk(core_tree) if isinstance(c, ast.ClassDef)
                    and execute in c.body], where, "class defining it")
     where = f"{agent}: generate_response"
-    wrapper = _only([n for n in ast.walk(_function(parse_source(checkout, agent, REPOSITORY),
-                                                   agent, "generate_response"))
+    wrapper = _only([n for n in ast.walk(one_function(parse_source(checkout, agent, REPOSITORY),
+                                                      "generate_response", agent))
                      if isinstance(n, ast.JoinedStr) and len(n.values) == 2
                      and isinstance(n.values[1], ast.FormattedValue)
                      and ast.unparse(n.values[1].value) == "str(exc)"], where,
@@ -205,8 +198,8 @@ def _sandbox(checkout: Path) -> dict[str, tuple[str, bool]]:
         raise ImportFailed(f"{where}: the tool-error prefix is not a plain string")
     prefix = head.value
     where = f"{sim}: simulate_tool_response"
-    failed = _only([n.value for n in ast.walk(_function(parse_source(checkout, sim, REPOSITORY),
-                                                        sim, "simulate_tool_response"))
+    failed = _only([n.value for n in ast.walk(one_function(parse_source(checkout, sim, REPOSITORY),
+                                                           "simulate_tool_response", sim))
                     if isinstance(n, ast.Return) and isinstance(n.value, ast.JoinedStr)],
                    where, "f-string returned")
     reserved = f"{owner}.execute_tool() got multiple values for argument '{{key}}'"

@@ -17,7 +17,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from evaluator.prompt_import import ImportFailed, parse_source
+from evaluator.prompt_import import ImportFailed, one_function, parse_source
 
 from .tool_errors import ALIASES, FIELDS, builtin, dump_catalogue
 
@@ -103,13 +103,6 @@ for _tool, _funcs in _SCHEDULE.items():  # every other tool: required / unknown 
         _funcs["_validate_params"] = head + list(_funcs.get("_validate_params", [])[2:])
 
 
-def _function(tree: ast.Module, name: str, where: str) -> ast.FunctionDef:
-    found = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == name]
-    if len(found) != 1:
-        raise ImportFailed(f"{where}: expected one function {name}, found {len(found)}")
-    return found[0]
-
-
 def _messages(fn: ast.FunctionDef) -> list[ast.expr]:
     """The function's message strings, in source order."""
     out: list[ast.expr] = []
@@ -165,7 +158,7 @@ def _tool_messages(checkout: Path) -> dict[str, dict[str, tuple[str, bool]]]:
         tree = parse_source(checkout, rel, REPOSITORY)
         for fname, schedule in funcs.items():
             where = f"{rel}: {fname}"
-            nodes = _messages(_function(tree, fname, rel))
+            nodes = _messages(one_function(tree, fname, rel))
             if len(nodes) != len(schedule):
                 raise ImportFailed(f"{where}: expected {len(schedule)} error texts, found "
                                    f"{len(nodes)} (is the checkout at commit 445a29d?)")
@@ -182,7 +175,7 @@ def _core_texts(checkout: Path) -> dict[str, tuple[str, bool]]:
     """The texts of the reference's dispatcher, agent loop and simulator."""
     core = "travelbench/core/tools.py"
     tree = parse_source(checkout, core, REPOSITORY)
-    cached = _function(tree, "_cached_execute", core)
+    cached = one_function(tree, "_cached_execute", core)
     nodes = _messages(cached)
     if len(nodes) != 2:
         raise ImportFailed(f"{core}: _cached_execute: expected 2 error texts, found "
@@ -195,7 +188,7 @@ def _core_texts(checkout: Path) -> dict[str, tuple[str, bool]]:
     if len(empties) != 1:
         raise ImportFailed(f"{core}: _cached_execute: expected one empty-result text, found "
                            f"{len(empties)}")
-    dispatch = _function(tree, "execute_tool", core)
+    dispatch = one_function(tree, "execute_tool", core)
     owner = [c.name for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
              and dispatch in c.body]
     raised = [n.exc.args[0] for n in ast.walk(dispatch) if isinstance(n, ast.Raise)
@@ -206,7 +199,7 @@ def _core_texts(checkout: Path) -> dict[str, tuple[str, bool]]:
     not_found = _template(raised[0], {"name": "name"}, f"{core}: execute_tool")
 
     agent = "travelbench/agents/assistant.py"
-    loop = _function(parse_source(checkout, agent, REPOSITORY), "_handle_tool_calls", agent)
+    loop = one_function(parse_source(checkout, agent, REPOSITORY), "_handle_tool_calls", agent)
     wrappers = [k.value for k in ast.walk(loop) if isinstance(k, ast.keyword)
                 and k.arg == "content" and isinstance(k.value, ast.JoinedStr)]
     if len(wrappers) != 1:
@@ -215,7 +208,7 @@ def _core_texts(checkout: Path) -> dict[str, tuple[str, bool]]:
     wrap = _template(wrappers[0], {"str(e)": "error"}, f"{agent}: _handle_tool_calls")
 
     sim = "travelbench/simulators/tool_simulator.py"
-    simulate = _function(parse_source(checkout, sim, REPOSITORY), "simulate_tool_response",
+    simulate = one_function(parse_source(checkout, sim, REPOSITORY), "simulate_tool_response",
                          sim)
     failed = _messages(simulate)
     if len(failed) != 1:
@@ -262,7 +255,7 @@ def error_catalogue(checkout: Path) -> str:
 def _places_region_wrap(checkout: Path) -> tuple[str, bool]:
     """map_search_places sends a region failure as {"error": <the resolver's text>}."""
     rel = f"{_TOOLS}/map_search_places.py"
-    fn = _function(parse_source(checkout, rel, REPOSITORY), "_validate_parameters", rel)
+    fn = one_function(parse_source(checkout, rel, REPOSITORY), "_validate_parameters", rel)
     wraps = [v for n in ast.walk(fn) if isinstance(n, ast.Dict)
              for k, v in zip(n.keys, n.values, strict=True)
              if isinstance(k, ast.Constant) and k.value == "error" and isinstance(v, ast.Name)
