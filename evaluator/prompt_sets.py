@@ -237,6 +237,24 @@ def check_template(text: str, path: Path, required: frozenset[str],
 _BRACE_FIELD = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+def check_tool_list(text: str, where: str, *, typed: bool = False) -> None:
+    """A data role holding an OpenAI tool list: a JSON array of `{"function": {"name": ...}}`
+    objects (with `"type": "function"` too when `typed`); PromptSetError naming `where`
+    otherwise. Empty text is not checked (the role is unused)."""
+    if not text.strip():
+        return
+    try:
+        tools = json.loads(text)
+    except ValueError as exc:
+        raise PromptSetError(f"{where}: not JSON: {exc}") from None
+    if not isinstance(tools, list) or not all(
+            isinstance(t, dict) and (not typed or t.get("type") == "function")
+            and isinstance(t.get("function"), dict)
+            and isinstance(t["function"].get("name"), str) for t in tools):
+        raise PromptSetError(f"{where}: expected a JSON array of tools "
+                             '({"type": "function", "function": {"name": ...}})')
+
+
 def check_simulator(text: str, origin: str) -> dict[str, str]:
     """The sections of a simulator prompt, their `{name}` placeholders checked."""
     from cache_store.simulator import parse_prompt

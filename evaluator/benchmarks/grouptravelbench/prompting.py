@@ -25,6 +25,7 @@ from evaluator.prompt_sets import (
     PromptSet,
     PromptSetError,
     RoleSpec,
+    check_tool_list,
     load_prompt_set,
 )
 
@@ -111,19 +112,7 @@ def _check_set(ps: PromptSet) -> None:
     from .tool_errors import CatalogueError, parse_catalogue
 
     for role in TOOL_LIST_ROLES:
-        text = ps.texts[role]
-        if not text.strip():
-            continue
-        try:
-            tools = json.loads(text)
-        except ValueError as exc:
-            raise PromptSetError(f"{_where(ps, role)}: not JSON: {exc}") from None
-        if not isinstance(tools, list) or not all(
-                isinstance(t, dict) and t.get("type") == "function"
-                and isinstance(t.get("function"), dict)
-                and isinstance(t["function"].get("name"), str) for t in tools):
-            raise PromptSetError(f"{_where(ps, role)}: expected a JSON array of tools "
-                                 '({"type": "function", "function": {"name": ...}})')
+        check_tool_list(ps.texts[role], _where(ps, role), typed=True)
     try:
         parse_catalogue(ps.texts["tool_errors"], _where(ps, "tool_errors"))
     except CatalogueError as exc:

@@ -23,7 +23,6 @@ the reference does, `str.format` of its text as it is with the task's fields as 
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 from string import Template
 
@@ -34,6 +33,7 @@ from evaluator.prompt_sets import (
     PromptSet,
     PromptSetError,
     RoleSpec,
+    check_tool_list,
     placeholders,
 )
 from evaluator.protocols.base import ProtocolSettings
@@ -147,18 +147,7 @@ def _check_data(ps: PromptSet) -> None:
         return str(PROMPT_DIR / (_DATA_ROLES[role] or f"<builtin {role}>"))
 
     for role in ("judge_tools", "tool_simulator_tools"):
-        text = ps.templates[role].substitute()
-        if not text.strip():
-            continue
-        try:
-            tools = json.loads(text)
-        except ValueError as exc:
-            raise PromptSetError(f"{where(role)}: not JSON: {exc}") from None
-        if not isinstance(tools, list) or not all(
-                isinstance(t, dict) and isinstance(t.get("function"), dict)
-                and isinstance(t["function"].get("name"), str) for t in tools):
-            raise PromptSetError(f"{where(role)}: expected a JSON array of tools "
-                                 '({"type": "function", "function": {"name": ...}})')
+        check_tool_list(ps.templates[role].substitute(), where(role))
     try:
         parse_catalogue(ps.templates["tool_errors"].substitute(), where("tool_errors"))
     except CatalogueError as exc:
