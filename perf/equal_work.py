@@ -173,3 +173,13 @@ def spread(values: list[float]) -> tuple[float, float, float]:
     mid = len(v) // 2
     median = v[mid] if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
     return median, v[0], v[-1]
+
+
+def ratio_line(ours: dict[str, Any], ref: dict[str, Any], unequal: str = "") -> str:
+    """The side-by-side ratio line under a case (episodes/s, CPU and peak RSS of the reference
+    over agentsweep's), with `unequal` (what differed in the work done) said when not empty."""
+    return (f"{'':>11} {'':>6} {'ratio':>10} agentsweep/reference: episodes/s "
+            f"{ref['wall_s'] / ours['wall_s']:.1f}x, CPU per episode "
+            f"{ref['cpu_s'] / ours['cpu_s']:.1f}x less, peak RSS "
+            f"{ref['peak_rss_mb'] / ours['peak_rss_mb']:.1f}x less"
+            + (f"  (UNEQUAL WORK: {unequal})" if unequal else ""))

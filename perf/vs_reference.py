@@ -49,6 +49,7 @@ from perf.equal_work import (
     child_env,
     import_store,
     measure,
+    ratio_line,
     task_lines,
     travelbench_dir,
     user_stub_args,
@@ -213,12 +214,8 @@ def print_case(c: dict[str, Any]) -> None:
               f"{r['calls'] / ep:>8.2f} {r['hits']:>6} {r['misses']:>6}")
     s, ref = c["agentsweep"], c["reference"]
     equal = s["calls"] == ref["calls"] and s["hits"] == ref["hits"]
-    print(f"{'':>11} {'':>6} {'ratio':>10} agentsweep/reference: episodes/s "
-          f"{ref['wall_s'] / s['wall_s']:.1f}x, CPU per episode "
-          f"{ref['cpu_s'] / s['cpu_s']:.1f}x less, peak RSS "
-          f"{ref['peak_rss_mb'] / s['peak_rss_mb']:.1f}x less"
-          + ("" if equal else f"  (UNEQUAL WORK: calls {s['calls']} vs {ref['calls']}, hits "
-                              f"{s['hits']} vs {ref['hits']})"))
+    print(ratio_line(s, ref, "" if equal else f"calls {s['calls']} vs {ref['calls']}, hits "
+                                              f"{s['hits']} vs {ref['hits']}"))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from perf.equal_work import REPO, child_env, measure
+from perf.equal_work import REPO, child_env, measure, ratio_line
 from perf.stub_process import start_stub, stub_counters
 
 REF_ENV = "VITABENCH_REFERENCE"
@@ -146,11 +146,7 @@ def print_case(c: dict[str, Any]) -> None:
               f"{1000 * r['cpu_s'] / ep:>9.2f} {r['peak_rss_mb']:>7.0f} {per:>14}")
     s, ref = c["agentsweep"], c["reference"]
     equal = s["calls"] == ref["calls"] and s["done"] == ref["done"]
-    print(f"{'':>11} {'':>6} {'ratio':>10} agentsweep/reference: episodes/s "
-          f"{ref['wall_s'] / s['wall_s']:.1f}x, CPU per episode "
-          f"{ref['cpu_s'] / s['cpu_s']:.1f}x less, peak RSS "
-          f"{ref['peak_rss_mb'] / s['peak_rss_mb']:.1f}x less"
-          + ("" if equal else f"  (UNEQUAL WORK: calls {s['calls']} vs {ref['calls']})"))
+    print(ratio_line(s, ref, "" if equal else f"calls {s['calls']} vs {ref['calls']}"))
 
 
 def run(a: Any, work: Path, data_root: Path | None) -> None:
