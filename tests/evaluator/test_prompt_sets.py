@@ -421,3 +421,16 @@ def test_a_run_with_an_imported_set_records_it(imported, home, tmp_path):
     assert manifest["prompt_set"]["digest"] == imported.digest
     records = [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text().splitlines()]
     assert records and all(imported.label in r["extra"]["prompt_version"] for r in records)
+
+
+def test_tool_list_roles_are_checked_with_the_file_named():
+    from evaluator.prompt_sets import check_tool_list
+
+    untyped = '[{"function": {"name": "a"}}]'
+    check_tool_list(untyped, "t.txt")            # TravelBench's lists need no "type"
+    check_tool_list("  \n", "t.txt", typed=True)  # an unused role
+    for text, typed, what in ((untyped, True, "expected a JSON array of tools"),
+                              ("[1", False, "not JSON"),
+                              ('[{"function": {}}]', False, "expected a JSON array of tools")):
+        with pytest.raises(PromptSetError, match=f"^t.txt: {what}"):
+            check_tool_list(text, "t.txt", typed=typed)
