@@ -168,6 +168,17 @@ class ScoreContext:
 # ------------------------------------------------------------------ report
 
 
+def deferred(module: str, name: str) -> Callable[..., Any]:
+    """`module.name`, imported on its first call: what a run never calls (a benchmark's report,
+    which needs numpy and the kernels; searches over columns) stays out of its start-up."""
+    import importlib
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+    call.__name__ = name
+    return call
+
+
 @dataclass(frozen=True)
 class ReportSection:
     """A benchmark's part of the report, rendered by the generic report.

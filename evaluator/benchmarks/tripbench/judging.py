@@ -22,12 +22,17 @@ from __future__ import annotations
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
 from bench_data.types import Task
-from evaluator.benchmarks.base import JudgeInput, JudgementLookup, ReportSection, ScoreContext
+from evaluator.benchmarks.base import (
+    JudgeInput,
+    JudgementLookup,
+    ReportSection,
+    ScoreContext,
+    deferred,
+)
 from evaluator.benchmarks.tripbench.data import (
     DIFFICULTY,
     HARD_SET,
@@ -197,15 +202,7 @@ def score(record: EpisodeRecord, judgements: JudgementLookup, ctx: ScoreContext
     return unit
 
 
-def _report(name: str) -> Any:
-    """report.py's function `name`, imported when first called: the report needs numpy and
-    the kernels, a run does not."""
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from . import report
-
-        return getattr(report, name)(*args, **kwargs)
-    return call
-
-
-SECTION = ReportSection(summarize=_report("summarize"), tables=_report("tables"),
-                        judge_lines=_report("judge_lines"))
+_REPORT = f"{__package__}.report"  # imported when first called: a run needs none of it
+SECTION = ReportSection(summarize=deferred(_REPORT, "summarize"),
+                        tables=deferred(_REPORT, "tables"),
+                        judge_lines=deferred(_REPORT, "judge_lines"))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from evaluator.benchmarks.base import deferred
+
 from .poi_common import (
     ATTRACTION_SORT,
     CANCEL_POLICIES,
@@ -27,21 +29,12 @@ from .toolspec import LOCATION, PAGE, Param, ToolSpec, sort_params
 from .world import names
 from .world.db import World
 
-
-def _search(name: str) -> Any:
-    """searches.py's `name`, imported on a run's first search: the column searches need numpy,
-    a process that only parses a command line or a config does not."""
-    def call(world: World, **a: Any) -> dict[str, Any]:
-        from . import searches
-
-        return getattr(searches, name)(world, **a)
-    call.__name__ = name
-    return call
-
-
-search_attractions = _search("search_attractions")
-search_hotels = _search("search_hotels")
-search_restaurants = _search("search_restaurants")
+# searches.py is imported on a run's first search: the column searches need numpy, a process
+# that only parses a command line or a config does not
+_SEARCHES = f"{__package__}.searches"
+search_attractions = deferred(_SEARCHES, "search_attractions")
+search_hotels = deferred(_SEARCHES, "search_hotels")
+search_restaurants = deferred(_SEARCHES, "search_restaurants")
 
 # -- attractions -------------------------------------------------------------------------------
 

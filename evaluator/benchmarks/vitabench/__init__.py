@@ -20,7 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluator.benchmarks.base import Benchmark, JudgeSpec, ReportSection
+from evaluator.benchmarks.base import Benchmark, JudgeSpec, ReportSection, deferred
 from evaluator.benchmarks.vitabench.data import FORMAT
 from evaluator.judges.sliding_window import SLIDING_WINDOW_KIND, settings_version
 
@@ -45,14 +45,7 @@ from .settings import PROFILES
 __all__ = ["BENCHMARK", "final_state", "judged_task", "judged_turns"]
 
 
-def _report(name: str) -> Any:
-    """report.py's function `name`, imported when first called: the report needs numpy and
-    the kernels, a run does not."""
-    def call(*args: Any, **kwargs: Any) -> Any:
-        from . import report
-
-        return getattr(report, name)(*args, **kwargs)
-    return call
+_REPORT = f"{__name__}.report"  # imported when first called: a run needs none of it
 
 
 def _reruns(run_dir: Path, options: Any) -> set[str]:
@@ -73,9 +66,9 @@ BENCHMARK = Benchmark(
         pass_threshold=1.0)},
     judge_kinds=judge_kinds,
     score=score_record,
-    report=ReportSection(summarize=_report("summarize"), tables=_report("tables"),
-                         plots=_report("plots"), judge_lines=_report("judge_lines"),
-                         episodes=True),
+    report=ReportSection(summarize=deferred(_REPORT, "summarize"),
+                         tables=deferred(_REPORT, "tables"), plots=deferred(_REPORT, "plots"),
+                         judge_lines=deferred(_REPORT, "judge_lines"), episodes=True),
     ok_terminations=TERMINATIONS,
     profiles=PROFILES,
     prompts=ROLES,
