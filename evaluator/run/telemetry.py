@@ -113,10 +113,10 @@ class Sampler:
                 })
         for url, (names, adm, last) in self.endpoints.items():
             stats = [self.roles[n].stats for n in names if n in self.roles]
+            answered = sum(s.calls for s in stats)  # unrouted: the roles' calls, all answered
             reps.append({
                 "role": ",".join(names), "url": url, "healthy": True,
-                "requests": sum(s.calls for s in stats),
-                "answered": sum(s.calls for s in stats), "in_flight": adm.in_flight,
+                "requests": answered, "answered": answered, "in_flight": adm.in_flight,
                 "waiting": adm.waiting, "cap": adm.cap,
                 "prompt": sum(s.prompt_tokens for s in stats),
                 "completion": sum(s.completion_tokens for s in stats),
