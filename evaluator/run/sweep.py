@@ -96,6 +96,7 @@ class SweepResult:
     exit_code: int
     summary: str = ""
     owed: int = 0  # with judging: recorded episodes still lacking judgements (from the files)
+    signalled: bool = False  # stopped by SIGINT/SIGTERM to this process (not `request.stop`)
 
 
 def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
@@ -308,8 +309,14 @@ async def run_sweep(request: RunRequest) -> SweepResult:
                   f"\nstopping: no new episodes; waiting up to {config.shutdown_grace_s:g}s "
                   "for running ones (Ctrl-C again to cancel them)", file=sys.stderr)
 
+        signals: list[int] = []
+
+        def on_process_signal(sig: int) -> None:
+            signals.append(sig)
+            on_signal()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, on_signal)
+            loop.add_signal_handler(sig, on_process_signal, sig)
         if request.stop is not None:
             res.tasks.append(asyncio.create_task(_stop_when(request.stop, on_signal)))
         try:
@@ -354,7 +361,7 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         text_summary += (f"\n  interrupted while judging; continue with {again}" if tail else
                          f"\n  interrupted: {outcome.cancelled} running episodes cancelled, "
                          f"{outcome.not_started} not started; continue with {again}")
-        return SweepResult(run_dir, EXIT_INTERRUPTED, text_summary, owed)
+        return SweepResult(run_dir, EXIT_INTERRUPTED, text_summary, owed, bool(signals))
     return SweepResult(run_dir, EXIT_FAILED_UNITS if outcome.failed else EXIT_OK, text_summary,
                        owed)
 

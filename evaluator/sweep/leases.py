@@ -6,6 +6,11 @@ code. A lease goes back to the front of the queue when its runner died (`release
 for `lease_timeout_s` (`expire`), or stopped the cell before it finished (exit 130, the runner
 was signalled): the next runner resumes the cell. `stop` (the driver was stopped) tells every
 runner to stop its cell now and leases nothing more.
+
+A runner starved past `lease_timeout_s` (a loaded machine) is late, not gone: while no other
+runner has taken its cell, its next heartbeat takes the lease back and its report counts (the
+cell's flock keeps one writer either way). Once the sweep stops, every heartbeat answers STOP
+and a lease that lapses is recorded as interrupted, never left waiting.
 """
 
 from __future__ import annotations
@@ -40,20 +45,34 @@ class CellQueue:
 
     def heartbeat(self, runner: str, cell: str) -> str:
         """OK, LOST (the runner must stop that cell) or STOP (the sweep is stopping)."""
+        if self.stopping:
+            return STOP
         held = self.leases.get(cell)
-        if held is None or held[0] != runner:
+        if held is None and cell in self.pending:  # lapsed, not taken: the late runner keeps it
+            self.pending.remove(cell)
+            self.log.append(f"cell {cell}: {runner} was late, not gone; it keeps the cell")
+        elif held is None or held[0] != runner:
             return LOST
         self.leases[cell] = (runner, time.monotonic())
-        return STOP if self.stopping else OK
+        return OK
+
+    def _reporter(self, runner: str, cell: str) -> bool:
+        """Whether `runner`'s report of `cell` counts: it holds the lease, or its lease lapsed
+        and no other runner took the cell since (it waits in line, or the sweep stopped)."""
+        held = self.leases.get(cell)
+        if held is not None:
+            return held[0] == runner
+        return cell in self.pending or (self.stopping and cell in self.codes)
 
     def done(self, runner: str, cell: str, code: int, owed: int = 0) -> None:
         """The exit code of a leased cell (and the episodes it still owes its judges). An
         interrupted cell (130) is recorded as such and, unless the sweep is stopping, waits
         for the next runner, which resumes it."""
-        held = self.leases.get(cell)
-        if held is None or held[0] != runner:
+        if not self._reporter(runner, cell):
             return  # no longer this runner's: its new holder reports
-        del self.leases[cell]
+        self.leases.pop(cell, None)
+        if cell in self.pending:
+            self.pending.remove(cell)
         self.codes[cell] = code
         self.owed[cell] = owed
         if code == EXIT_INTERRUPTED and not self.stopping:
@@ -85,8 +104,11 @@ class CellQueue:
         for c in late:
             runner = self.leases.pop(c)[0]
             self.log.append(f"cell {c}: no heartbeat from {runner} for {self.timeout:g}s; "
-                            "leased again")
-        self.pending[:0] = late
+                            + ("interrupted" if self.stopping else "leased again"))
+        if self.stopping:  # nobody resumes it now: it was interrupted
+            self.codes.update({c: EXIT_INTERRUPTED for c in late})
+        else:
+            self.pending[:0] = late
         return late
 
     def stop(self) -> None:

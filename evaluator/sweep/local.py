@@ -17,7 +17,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -27,6 +27,14 @@ from evaluator.sweep.grid import Cell, Sweep, SweepError, expand, load_sweep
 SWEEP_FILE = "sweep.toml"
 STATE_FILE = "sweep.json"
 EXIT_OK, EXIT_FAILED_UNITS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 3, 2, 130
+
+
+class CellRun(NamedTuple):
+    """What running a cell gave: its exit code, the recorded episodes still lacking
+    judgements, and whether this process was sent SIGINT/SIGTERM while it ran."""
+    code: int
+    owed: int
+    signalled: bool = False
 
 
 class CellState(msgspec.Struct):
@@ -202,10 +210,11 @@ class CellExecutor:
                 raise SweepError(f"engine for cell {cell.name}: {exc}") from None
         return self._server.base_url
 
-    async def run(self, cell: Cell, stop: Any = None) -> tuple[int, int]:
-        """Run (or resume) one cell into its run directory: its exit code, and with judging
-        the recorded episodes that still lack judgements (counted from its files). `stop`: an
-        asyncio.Event that stops the cell now (`RunRequest.stop`)."""
+    async def run(self, cell: Cell, stop: Any = None) -> CellRun:
+        """Run (or resume) one cell into its run directory: its exit code, with judging the
+        recorded episodes that still lack judgements (counted from its files), and whether a
+        signal stopped it. `stop`: an asyncio.Event that stops the cell now
+        (`RunRequest.stop`)."""
         from evaluator.run.manifest import MANIFEST_FILE
         from evaluator.run.resources import slow_engine_timeout
         from evaluator.run.sweep import RunRequest, run_sweep
@@ -230,7 +239,7 @@ class CellExecutor:
             result = await run_sweep(request)
         except RunError as exc:
             raise SweepError(f"cell {cell.name}: {exc}") from None
-        return result.exit_code, result.owed
+        return CellRun(result.exit_code, result.owed, result.signalled)
 
     async def aclose(self) -> None:
         if self._server is not None:
@@ -276,7 +285,7 @@ async def run_local(sweep: Sweep, cells: list[Cell], *, resume: bool,
                             engine_log=sweep.directory / "engine.log", engine_url=engine_url)
     try:
         for cell in executor.order(cells):
-            code, owed[cell.name] = await executor.run(cell)
+            code, owed[cell.name], _ = await executor.run(cell)
             codes[cell.name] = code
             outcome.lines.append(cell_line(cell.name, code, owed[cell.name]))
             record_state(sweep, cells, codes, owed)

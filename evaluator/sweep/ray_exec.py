@@ -38,9 +38,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluator.sweep.grid import Cell, Sweep, SweepError
-from evaluator.sweep.leases import LOST, OK, CellQueue
+from evaluator.sweep.leases import OK, CellQueue
 from evaluator.sweep.local import (
-    EXIT_INTERRUPTED,
     SweepOutcome,
     cell_configs,
     cell_line,
@@ -115,10 +114,10 @@ async def _runner_loop(runner: CellRunner, queue: Any) -> list[tuple[str, int]]:
                 await queue.give_back.remote(name, runner.id)
                 await asyncio.sleep(HEARTBEAT_S)  # its old writer is still stopping
                 continue
-            code, owed, told = ran
+            code, owed, signalled = ran
             await queue.done.remote(runner.id, name, code, owed)
             done.append((name, code))
-            if code == EXIT_INTERRUPTED and not told:  # this runner was signalled: it stops
+            if signalled:  # this runner was signalled (whatever the queue said since): it stops
                 print(f"[sweep] {runner.id}: stopped by a signal; cell {name} exit "
                       f"{code}, left for the next runner", file=sys.stderr)
                 return done
@@ -127,10 +126,12 @@ async def _runner_loop(runner: CellRunner, queue: Any) -> list[tuple[str, int]]:
 
 
 async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell
-                    ) -> tuple[int, int, str] | None:
+                    ) -> tuple[int, int, bool] | None:
     """Run one leased cell under its run directory's flock, renewing the lease meanwhile:
-    (exit code, episodes still owing judgements, why the queue stopped it: "" when it did not),
-    or None when another writer still holds the cell."""
+    (exit code, episodes still owing judgements, whether this process was signalled), or None
+    when another writer still holds the cell. A stop from the queue (lease lost, sweep
+    stopping) is not a signal: a runner starved past its lease that is then signalled still
+    stops, and one the queue stopped goes on leasing."""
     import asyncio
 
     run_dir = runner.sweep.directory / cell.name
@@ -142,23 +143,21 @@ async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell
         except BlockingIOError:
             return None  # a live writer elsewhere still holds this cell
         stop = asyncio.Event()
-        told: list[str] = []
 
         async def beat() -> None:
             while True:
                 await asyncio.sleep(HEARTBEAT_S)
                 answer = await queue.heartbeat.remote(runner.id, cell.name)
                 if answer != OK:  # the lease was taken back, or the sweep stops: stop now
-                    told.append("lease lost" if answer == LOST else "sweep stopping")
                     stop.set()
                     return
 
         task = asyncio.create_task(beat())
         try:
-            code, owed = await executor.run(cell, stop=stop)
+            code, owed, signalled = await executor.run(cell, stop=stop)
         finally:
             task.cancel()
-        return code, owed, "".join(told)
+        return code, owed, signalled
     finally:
         os.close(lock)  # releases the flock
 

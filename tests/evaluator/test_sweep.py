@@ -322,7 +322,7 @@ data = "{TOY}"
     cells = expand(sweep)
     ex = CellExecutor(sweep, cell_configs(sweep, cells), progress="off",
                       engine_log=tmp_path / "engine.log", engine_url=given_url)
-    assert asyncio.run(ex.run(cells[0])) == (0, 0)   # exit code, episodes owing judgements
+    assert asyncio.run(ex.run(cells[0])) == (0, 0, False)   # exit code, owed judgements, signalled
     assert seen[0].min_request_timeout_s == (CPU_REQUEST_TIMEOUT_S if want == "slow" else want)
     assert ("engine.url", given_url or "http://127.0.0.1:7/v1", "sweep's embedded engine") in \
         seen[0].overrides

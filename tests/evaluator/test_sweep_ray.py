@@ -141,6 +141,45 @@ def test_the_lease_table():
     assert q.status()["codes"] == {"a": 0, "b": 0} and q.status()["owed"]["b"] == 0
 
 
+def test_a_late_runner_keeps_its_cell_while_nobody_took_it():
+    """A runner starved past its lease (a loaded machine) is late, not gone: while its cell
+    waits in line, its heartbeat takes the lease back and its report counts; once another
+    runner took the cell, it hears LOST and its report is ignored."""
+    q = CellQueue(["a", "b"], lease_timeout_s=0.005)
+    assert q.lease("r1") == "a"
+    time.sleep(0.02)
+    assert q.expire() == ["a"] and q.status()["pending"] == ["a", "b"]
+    assert q.heartbeat("r1", "a") == OK                       # nobody took it: r1 keeps it
+    assert q.status()["leased"] == {"a": "r1"} and q.status()["pending"] == ["b"]
+    time.sleep(0.02)
+    assert q.expire() == ["a"]
+    q.done("r1", "a", 0)                                      # lapsed, untaken: the report counts
+    assert q.status()["codes"] == {"a": 0} and q.status()["pending"] == ["b"]
+    assert q.lease("r1") == "b"
+    time.sleep(0.02)
+    assert q.expire() == ["b"] and q.lease("r2") == "b"       # taken by r2 meanwhile
+    assert q.heartbeat("r1", "b") == LOST
+    q.done("r1", "b", 130)                                    # ignored: r2 reports b
+    assert q.status()["codes"] == {"a": 0} and q.status()["leased"] == {"b": "r2"}
+
+
+def test_a_lease_that_lapses_while_the_sweep_stops_is_interrupted_not_waiting():
+    """Stopping a sweep on a loaded machine: every heartbeat answers STOP (a starved runner
+    whose lease lapsed stops too), a lapsed lease is recorded as interrupted (no cell is left
+    without an exit code), and the late runner's own report still counts."""
+    q = CellQueue(["a", "b", "c"], lease_timeout_s=0.005)
+    assert q.lease("r1") == "a" and q.lease("r2") == "b"
+    q.stop()
+    time.sleep(0.02)
+    assert sorted(q.expire()) == ["a", "b"]
+    assert q.heartbeat("r1", "a") == STOP and q.heartbeat("r9", "zz") == STOP
+    st = q.status()
+    assert st["codes"] == {"a": 130, "b": 130} and st["pending"] == ["c"] and st["leased"] == {}
+    q.done("r1", "a", 0)                                      # it finished before it heard
+    assert q.status()["codes"] == {"a": 0, "b": 130}
+    assert q.stopped() == [] and q.lease("r3") is None
+
+
 def test_a_stopped_sweep_records_every_running_cell_as_interrupted():
     q = CellQueue(["a", "b", "c", "d"], lease_timeout_s=60)
     assert [q.lease(r) for r in ("r1", "r2", "r3")] == ["a", "b", "c"]
@@ -176,7 +215,7 @@ class _Queue:
             setattr(self, name, _Remote(self._log(name, getattr(table, name))))
 
         def heartbeat(runner: str, cell: str) -> str:
-            if beats == LOST:
+            if beats in (LOST, "late"):
                 table.release(runner)
                 table.lease("runner-2")
             elif beats == STOP:
@@ -192,12 +231,14 @@ class _Queue:
         return call
 
 
-@pytest.mark.parametrize("beats", [OK, LOST, STOP])
+@pytest.mark.parametrize("beats", [OK, LOST, STOP, "late"])
 def test_a_signalled_runner_reports_its_cell_and_stops(tmp_path, monkeypatch, beats):
     """A cell that ends with 130 although the queue did not stop it: the runner itself was
     signalled (SIGTERM or Ctrl-C). It reports the cell (exit 130, recorded in sweep.json,
     the cell waits for the next runner) and leases nothing more. Stopped by the queue (lease
-    lost, sweep stopping) it goes on leasing: the queue decides."""
+    lost, sweep stopping) it goes on leasing: the queue decides. "late": the runner was
+    starved past its lease (its heartbeat answered LOST) and then signalled: a signal still
+    stops it."""
     import asyncio
 
     from evaluator.sweep import local, ray_exec
@@ -214,7 +255,7 @@ def test_a_signalled_runner_reports_its_cell_and_stops(tmp_path, monkeypatch, be
             ran.append(cell.name)
             if beats != OK:  # runs until the queue's answer stops it
                 await asyncio.wait_for(stop.wait(), 30)
-            return 130, 1
+            return local.CellRun(130, 1, signalled=beats in (OK, "late"))
 
         async def aclose(self) -> None:
             pass
@@ -237,6 +278,9 @@ def test_a_signalled_runner_reports_its_cell_and_stops(tmp_path, monkeypatch, be
     elif beats == LOST:   # the lease went to runner-2 (its report is ignored); it goes on
         assert ran == [first, second] and done == [(first, 130), (second, 130)]
         assert st["codes"] == {} and st["leased"] == {first: "runner-2", second: "runner-2"}
+    elif beats == "late":  # lease lost, then signalled: its report is ignored and it stops
+        assert ran == [first] and done == [(first, 130)]
+        assert st["codes"] == {} and st["leased"] == {first: "runner-2"}
     else:                 # the sweep stops: the cell is recorded as interrupted, no new lease
         assert ran == [first] and done == [(first, 130)]
         assert st["codes"] == {first: 130} and st["pending"] == [second]
