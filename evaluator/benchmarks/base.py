@@ -86,6 +86,28 @@ class EnvironmentFactory(Protocol):
                    simulator_model: str) -> Environment: ...
 
 
+class DeferredEnvironment:
+    """`module.name` (an EnvironmentFactory), imported when a run first checks or opens it:
+    registering a benchmark does not import its tools, so a run of another benchmark does not
+    pay for them at start-up."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def _factory(self) -> EnvironmentFactory:
+        import importlib
+
+        factory: EnvironmentFactory = getattr(importlib.import_module(self.module), self.name)
+        return factory
+
+    def check(self, request: EnvironmentRequest) -> None:
+        self._factory().check(request)
+
+    async def open(self, request: EnvironmentRequest, simulator: Any,
+                   simulator_model: str) -> Environment:
+        return await self._factory().open(request, simulator, simulator_model)
+
+
 # ------------------------------------------------------------------ judges
 
 
@@ -170,12 +192,17 @@ class ScoreContext:
 
 def deferred(module: str, name: str) -> Callable[..., Any]:
     """`module.name`, imported on its first call: what a run never calls (a benchmark's report,
-    which needs numpy and the kernels; searches over columns) stays out of its start-up."""
+    which needs numpy and the kernels; searches over columns; the protocols, judges and tools
+    of the benchmarks a run does not use) stays out of its start-up. Looked up at every call
+    (a dictionary lookup once imported), so a test that replaces `module.name` is heard."""
     import importlib
+    import sys
 
     def call(*args: Any, **kwargs: Any) -> Any:
-        return getattr(importlib.import_module(module), name)(*args, **kwargs)
+        found = sys.modules.get(module) or importlib.import_module(module)
+        return getattr(found, name)(*args, **kwargs)
     call.__name__ = name
+    call.__qualname__ = f"deferred({module}.{name})"
     return call
 
 

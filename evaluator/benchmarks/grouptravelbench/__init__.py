@@ -17,27 +17,27 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from evaluator.benchmarks.base import Benchmark, JudgeSpec
+from evaluator.benchmarks.base import (
+    Benchmark,
+    DeferredEnvironment,
+    JudgeSpec,
+    ReportSection,
+    deferred,
+)
 from evaluator.benchmarks.grouptravelbench.data import FORMAT
 
-from .environment import ENVIRONMENT, deviations
-from .judges import (
-    JUDGE_KIND,
-    JUDGE_VERSION,
-    META_KIND,
-    META_VERSION,
-    judge_version,
-    meta_version,
-    run_judge,
-    run_meta,
-)
+from .kinds import JUDGE_KIND, JUDGE_VERSION, META_KIND, META_VERSION, METRICS, METRICS_VERSION
 from .options import GroupOptions
-from .prompt_import import import_reference
 from .prompting import PROMPT_ROLES
-from .protocol import run_group_chat
-from .report import SECTION
-from .scoring import METRICS, METRICS_VERSION, judge_kinds, metrics, metrics_version, score
 from .settings import PROFILES
+
+# the chat, tools, judges, metrics and report are imported when first used: registering
+# GroupTravelBench costs a run of another benchmark nothing at start-up
+_JUDGES, _SCORING = f"{__name__}.judges", f"{__name__}.scoring"
+_ENVIRONMENT, _REPORT = f"{__name__}.environment", f"{__name__}.report"
+run_group_chat = deferred(f"{__name__}.protocol", "run_group_chat")
+judge_version, meta_version = deferred(_JUDGES, "judge_version"), deferred(_JUDGES, "meta_version")
+metrics_version = deferred(_SCORING, "metrics_version")
 
 POI_FLAG_HELP = ("GroupTravelBench: the reference's POI table, "
                  "poi2category/all_poi_by_city.json")
@@ -54,28 +54,30 @@ BENCHMARK = Benchmark(
     # every task file is one subset named after it (the release's is "test"); all share the
     # one protocol
     protocols=defaultdict(lambda: run_group_chat, {"test": run_group_chat}),
-    environment=ENVIRONMENT,
+    environment=DeferredEnvironment(_ENVIRONMENT, "ENVIRONMENT"),
     judges={
-        METRICS: JudgeSpec(kind=METRICS, version=lambda s, p: METRICS_VERSION, run=metrics,
+        METRICS: JudgeSpec(kind=METRICS, version=lambda s, p: METRICS_VERSION, run=deferred(_SCORING, "metrics"),
                            rule=True, pass_threshold=1.0,
                            options_version=lambda s, p, o: metrics_version(o)),
         JUDGE_KIND: JudgeSpec(kind=JUDGE_KIND, version=_versioned(JUDGE_VERSION),
-                              run=run_judge, prompt_files=("prompts/judge.txt",),
+                              run=deferred(_JUDGES, "run_judge"), prompt_files=("prompts/judge.txt",),
                               options_version=lambda s, p, o: judge_version(p, o)),
-        META_KIND: JudgeSpec(kind=META_KIND, version=_versioned(META_VERSION), run=run_meta,
+        META_KIND: JudgeSpec(kind=META_KIND, version=_versioned(META_VERSION), run=deferred(_JUDGES, "run_meta"),
                              prompt_files=("prompts/meta.txt",), audits=JUDGE_KIND,
                              options_version=lambda s, p, o: meta_version(p, o)),
     },
-    judge_kinds=judge_kinds,
-    score=score,
-    report=SECTION,
+    judge_kinds=deferred(_SCORING, "judge_kinds"),
+    score=deferred(_SCORING, "score"),
+    report=ReportSection(summarize=deferred(_REPORT, "summarize"),
+                         tables=deferred(_REPORT, "tables"),
+                         judge_lines=deferred(_REPORT, "judge_lines")),
     ok_terminations=("plan_generated", "max_turn_reached"),
     profiles=PROFILES,
     prompts=PROMPT_ROLES,
-    prompt_importer=import_reference,
+    prompt_importer=deferred(f"{__name__}.prompt_import", "import_reference"),
     prompt_source="group_travelbench/agents/multi_prompt.py",
     options=GroupOptions,
-    deviations=deviations,
+    deviations=deferred(_ENVIRONMENT, "deviations"),
     run_flags={"--poi-table": ("options.poi_table", POI_FLAG_HELP)},
     description="one agent plans a group trip in a chat with 2-6 simulated users, with 10 "
                 "cached travel tools; rule metrics PC/GU/GF/PV and a 5-dimension LLM judge",

@@ -44,14 +44,11 @@ from evaluator.records import EpisodeRecord, Judgement
 from .chat import AGENT
 from .judge_inputs import judge_fields, judge_view, meta_review, render_view, view_texts, with_texts
 from .judge_parse import rating_score, read_meta, read_review, review_scores, words_for
+from .kinds import JUDGE_KIND, JUDGE_VERSION, META_KIND, META_VERSION
 from .options import GroupOptions, options_of
 from .prompting import Texts
 from .rubric import DIMENSION_KEYS, score_values
 
-JUDGE_KIND = "gtb_judge"
-META_KIND = "gtb_meta"
-JUDGE_VERSION = "gtb-judge-v2"
-META_VERSION = "gtb-meta-v2"
 CRASHED_NOTE = "_crashed"
 FAILED_RUNS = frozenset({"agent_error", "user_error", "context_overflow"})
 """Terminations of a run that ended in an error (the reference keeps no chat for those)."""

@@ -38,12 +38,11 @@ from .judges import (
     judge_version,
     meta_version,
 )
+from .kinds import METRICS, METRICS_VERSION
 from .options import POI_NONE, options_of
 from .poi_file import PoiTableError, load_poi_table, path_tag, resolve
 from .rubric import DIMENSION_KEYS, JudgeScores, crashed_run, score_values
 
-METRICS = "gtb_metrics"
-METRICS_VERSION = "gtb-metrics-v3"
 DIMS = ("pc", "gu", "gf", "pv")
 PV_PREFIX = "pv:"
 CMP_PREFIX = "cmp:"

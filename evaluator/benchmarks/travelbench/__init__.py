@@ -20,29 +20,32 @@ what the numbers reproduce; docs/protocols.md, docs/judges.md and docs/metrics.m
 from __future__ import annotations
 
 from bench_data.types import Task
-from evaluator.benchmarks.base import Benchmark, JudgeInput, JudgeSpec, Unjudgeable
+from evaluator.benchmarks.base import (
+    Benchmark,
+    DeferredEnvironment,
+    JudgeInput,
+    JudgeSpec,
+    ReportSection,
+    Unjudgeable,
+    deferred,
+)
 from evaluator.benchmarks.travelbench.data import FORMAT
 from evaluator.judges.settings import JudgeSettings
 from evaluator.records import EpisodeRecord, Judgement
 
-from .environment import ENVIRONMENT
-from .judges import (
-    DIMENSIONS,
-    META_KIND,
-    RUBRIC_KIND,
-    judge_meta,
-    judge_rubric,
-    meta_version,
-    rubric_version,
-)
+from .kinds import META_KIND, RUBRIC_KIND
 from .options import TravelBenchOptions
-from .prompt_import import import_reference
+from .prompting import JUDGE_DIMENSIONS as DIMENSIONS
 from .prompting import PROMPT_ROLES
 from .protocols import TAG_TERMINATION, run_multi_turn, run_single_turn, run_unsolvable
-from .report import SECTION
-from .scoring import pooled_subset_score, score_record
 from .settings import CONFIG_ALIASES, PROFILES
 from .unsolvable import UNSOLVABLE_KIND, judge_unsolvable, rule_version
+
+# the judges, scores, report and prompt importer are imported when first used (a run
+# without --judge needs none of them at start-up)
+_JUDGES, _SCORING, _REPORT = f"{__name__}.judges", f"{__name__}.scoring", f"{__name__}.report"
+judge_rubric, judge_meta = deferred(_JUDGES, "judge_rubric"), deferred(_JUDGES, "judge_meta")
+rubric_version, meta_version = deferred(_JUDGES, "rubric_version"), deferred(_JUDGES, "meta_version")
 
 
 async def _rubric(inp: JudgeInput) -> Judgement:
@@ -91,17 +94,19 @@ BENCHMARK = Benchmark(
     data=FORMAT,
     protocols={"single_turn": run_single_turn, "multi_turn": run_multi_turn,
                "unsolvable": run_unsolvable},
-    environment=ENVIRONMENT,
+    environment=DeferredEnvironment(f"{__name__}.environment", "ENVIRONMENT"),
     judges=JUDGES,
     judge_kinds=judge_kinds,
-    score=score_record,
-    subset_score=pooled_subset_score,
-    report=SECTION,
+    score=deferred(_SCORING, "score_record"),
+    subset_score=deferred(_SCORING, "pooled_subset_score"),
+    report=ReportSection(summarize=deferred(_REPORT, "summarize"),
+                         tables=deferred(_REPORT, "travel_table"),
+                         judge_lines=deferred(_REPORT, "judge_lines")),
     ok_terminations=("answer", TAG_TERMINATION, "user_finished"),
     profiles=PROFILES,
     config_aliases=CONFIG_ALIASES,
     prompts=PROMPT_ROLES,
-    prompt_importer=import_reference,
+    prompt_importer=deferred(f"{__name__}.prompt_import", "import_reference"),
     options=TravelBenchOptions,
     prompt_source="travelbench/agents/prompt.py",
     description="travel planning with cached real tools: single-turn, multi-turn (a simulated "

@@ -43,6 +43,7 @@ from .judge_prompts import (
     meta_parts,
     rubric_parts,
 )
+from .kinds import META_KIND, RUBRIC_KIND
 from .options import reference_answers, reference_rendering
 from .prompting import JUDGE_DIMENSIONS
 
@@ -52,8 +53,6 @@ if TYPE_CHECKING:
 __all__ = ["build_meta_prompt", "build_rubric_prompt", "judge_meta", "judge_rubric",
            "meta_parts", "meta_version", "rubric_parts", "rubric_version"]
 
-RUBRIC_KIND = "travel_rubric"
-META_KIND = "meta"
 # v2: the output example has placeholders instead of rating every dimension "Good". Scoring
 # still reads judgements of earlier versions when no current one exists (evaluator.scoring).
 RUBRIC_PROMPT_VERSION = "travel-rubric-v2"

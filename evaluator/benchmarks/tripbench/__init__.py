@@ -16,26 +16,36 @@ describe them.
 
 from __future__ import annotations
 
-from evaluator.benchmarks.base import Benchmark, JudgeSpec
+from evaluator.benchmarks.base import (
+    Benchmark,
+    DeferredEnvironment,
+    JudgeSpec,
+    ReportSection,
+    deferred,
+)
 from evaluator.benchmarks.tripbench.data import DIFFICULTIES, FORMAT
 
 from .cli import data_commands
-from .environment import ENVIRONMENT
-from .judging import RULES, RULES_VERSION, SECTION, judge_kinds, rules, score
-from .protocol import run_trip
-from .settings import PROFILES, TripOptions
+from .settings import PROFILES, RULES, RULES_VERSION, TripOptions
+
+# the world, tools, protocol, rules and report are imported when first used: registering
+# TRIP-Bench costs a run of another benchmark nothing at start-up
+_JUDGING, _REPORT = f"{__name__}.judging", f"{__name__}.report"
+run_trip = deferred(f"{__name__}.protocol", "run_trip")
 
 BENCHMARK = Benchmark(
     name="tripbench",
     title="TRIP-Bench",
     data=FORMAT,
     protocols={d: run_trip for d in DIFFICULTIES},
-    environment=ENVIRONMENT,
-    judges={RULES: JudgeSpec(kind=RULES, version=lambda s, p: RULES_VERSION, run=rules,
-                             rule=True, pass_threshold=1.0)},
-    judge_kinds=judge_kinds,
-    score=score,
-    report=SECTION,
+    environment=DeferredEnvironment(f"{__name__}.environment", "ENVIRONMENT"),
+    judges={RULES: JudgeSpec(kind=RULES, version=lambda s, p: RULES_VERSION,
+                             run=deferred(_JUDGING, "rules"), rule=True, pass_threshold=1.0)},
+    judge_kinds=deferred(_JUDGING, "judge_kinds"),
+    score=deferred(_JUDGING, "score"),
+    report=ReportSection(summarize=deferred(_REPORT, "summarize"),
+                         tables=deferred(_REPORT, "tables"),
+                         judge_lines=deferred(_REPORT, "judge_lines")),
     ok_terminations=("completed", "max_turns"),
     profiles=PROFILES,
     data_commands=data_commands,

@@ -30,7 +30,6 @@ import msgspec
 from bench_data.decoding import first_occurrence, iter_jsonl, validation_issue
 from bench_data.formats import DataFormat, LoadResult
 from bench_data.types import LoadIssue, Task, TaskLoadError
-from evaluator.benchmarks.tripbench.evaluation.rubrics import decode_spec
 from evaluator.benchmarks.tripbench.trip import TripMeta, TripStay
 
 BENCHMARK = "tripbench"
@@ -228,7 +227,7 @@ def _rubric_issue(task: TripTask) -> tuple[str, str] | None:
     """(field, problem) when a preference's rubric is not one the evaluation can read."""
     for pid, pref in task.preferences.items():
         try:
-            decode_spec(pref.rubric)
+            _decode_spec(pref.rubric)
         except (msgspec.ValidationError, TypeError, ValueError) as exc:
             return f"preferences.{pid}.rubric", str(exc).splitlines()[0]
     return None
@@ -355,3 +354,11 @@ FORMAT = DataFormat(benchmark=BENCHMARK, load_file=load_tripbench_file, find_par
                     file_subset=_file_subset, subsets=SPLITS, canonical_subset=canonical_split,
                     tool_schemas=_tool_schemas,
                     license="generated (agentsweep's TRIP-Bench synthesiser)")
+
+
+def _decode_spec(raw: Any) -> Any:
+    """The rubric checker's reading of a rubric (imported on first use: loading TRIP-Bench's
+    data format costs a run of another benchmark nothing)."""
+    from evaluator.benchmarks.tripbench.evaluation.rubrics import decode_spec
+
+    return decode_spec(raw)

@@ -29,9 +29,7 @@ from bench_data.types import Task
 from evaluator.benchmarks.base import (
     JudgeInput,
     JudgementLookup,
-    ReportSection,
     ScoreContext,
-    deferred,
 )
 from evaluator.benchmarks.tripbench.data import (
     DIFFICULTY,
@@ -49,11 +47,10 @@ from evaluator.scoring import base_unit_score
 
 from .evaluation import EvalTask, evaluate, parse_plan
 from .evaluation.rubrics import decode_spec
+from .settings import RULES, RULES_VERSION
 from .synthesis.meta import to_trip
 from .world.db import World, open_world
 
-RULES = "tripbench_rules"
-RULES_VERSION = "tripbench-rules-v1"
 CHECK = "check:"
 CRASHED = ("agent_error", "user_error")
 
@@ -201,8 +198,3 @@ def score(record: EpisodeRecord, judgements: JudgementLookup, ctx: ScoreContext
     unit.success = unit.score == 1.0
     return unit
 
-
-_REPORT = f"{__package__}.report"  # imported when first called: a run needs none of it
-SECTION = ReportSection(summarize=deferred(_REPORT, "summarize"),
-                        tables=deferred(_REPORT, "tables"),
-                        judge_lines=deferred(_REPORT, "judge_lines"))

@@ -22,6 +22,9 @@ from typing import Any, Literal
 
 import msgspec
 
+RULES = "tripbench_rules"          # the rule judge's kind (part of every judgement key)
+RULES_VERSION = "tripbench-rules-v1"
+
 
 class TripOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """TRIP-Bench's options.

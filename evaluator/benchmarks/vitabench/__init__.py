@@ -20,36 +20,39 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from evaluator.benchmarks.base import Benchmark, JudgeSpec, ReportSection, deferred
-from evaluator.benchmarks.vitabench.data import FORMAT
-from evaluator.judges.sliding_window import SLIDING_WINDOW_KIND, settings_version
-
-from .env.database import SUBSET_DOMAINS
-from .environment import ENVIRONMENT, select_domains
-from .judge import (
-    final_state,
-    judge_kinds,
-    judge_version,
-    judged_task,
-    judged_turns,
-    rerun_attempts,
-    run_judge,
-    score_record,
+from evaluator.benchmarks.base import (
+    Benchmark,
+    DeferredEnvironment,
+    JudgeSpec,
+    ReportSection,
+    deferred,
 )
+from evaluator.benchmarks.vitabench.data import FORMAT
+from evaluator.judges.sliding_window import SLIDING_WINDOW_KIND
+
+from .names import SUBSET_DOMAINS, TERMINATIONS
 from .options import VitaOptions
-from .prompt_import import import_reference
 from .prompting import ROLES
-from .protocol import TERMINATIONS, run_episode
 from .settings import PROFILES
 
-__all__ = ["BENCHMARK", "final_state", "judged_task", "judged_turns"]
+__all__ = ["BENCHMARK"]
 
-
-_REPORT = f"{__name__}.report"  # imported when first called: a run needs none of it
+# the tools, protocol, judge and report are imported when first used: registering VitaBench
+# costs a run of another benchmark nothing at start-up
+_JUDGE, _REPORT = f"{__name__}.judge", f"{__name__}.report"
+_ENVIRONMENT = f"{__name__}.environment"
+run_episode = deferred(f"{__name__}.protocol", "run_episode")
+_settings_version = deferred("evaluator.judges.sliding_window", "settings_version")
+_rerun_attempts = deferred(_JUDGE, "rerun_attempts")
+import_reference = deferred(f"{__name__}.prompt_import", "import_reference")
+# without a `prompt_source` file, `prompts import` asks each importer whether it recognises a
+# checkout
+import_reference.recognises = deferred(  # type: ignore[attr-defined]
+    f"{__name__}.prompt_import", "recognises")
 
 
 def _reruns(run_dir: Path, options: Any) -> set[str]:
-    return set(rerun_attempts(run_dir, options))
+    return set(_rerun_attempts(run_dir, options))
 
 
 BENCHMARK = Benchmark(
@@ -57,15 +60,15 @@ BENCHMARK = Benchmark(
     title="VitaBench",
     data=FORMAT,
     protocols={subset: run_episode for subset in SUBSET_DOMAINS},
-    environment=ENVIRONMENT,
+    environment=DeferredEnvironment(_ENVIRONMENT, "ENVIRONMENT"),
     judges={SLIDING_WINDOW_KIND: JudgeSpec(
-        kind=SLIDING_WINDOW_KIND, version=lambda s, p: settings_version(s),
-        options_version=judge_version, run=run_judge,
+        kind=SLIDING_WINDOW_KIND, version=lambda s, p: _settings_version(s),
+        options_version=deferred(_JUDGE, "judge_version"), run=deferred(_JUDGE, "run_judge"),
         prompt_files=("../../judges/prompts/sliding_window.txt",
                       "prompts/judge_window_system.txt", "prompts/judge_window_user.txt"),
         pass_threshold=1.0)},
-    judge_kinds=judge_kinds,
-    score=score_record,
+    judge_kinds=deferred(_JUDGE, "judge_kinds"),
+    score=deferred(_JUDGE, "score_record"),
     report=ReportSection(summarize=deferred(_REPORT, "summarize"),
                          tables=deferred(_REPORT, "tables"), plots=deferred(_REPORT, "plots"),
                          judge_lines=deferred(_REPORT, "judge_lines"), episodes=True),
@@ -73,7 +76,7 @@ BENCHMARK = Benchmark(
     profiles=PROFILES,
     prompts=ROLES,
     prompt_importer=import_reference,
-    domains=select_domains,
+    domains=deferred(_ENVIRONMENT, "select_domains"),
     options=VitaOptions,
     reruns=_reruns,
     description="stateful life-service tools (delivery, in-store, travel agency, cross-domain) "

@@ -39,9 +39,6 @@ from .dialogue import StepLimit, Steps, TrialFailed, dialogue, new_episode
 from .env import VitaEnvironment
 from .options import options_of
 
-TERMINATIONS = ("agent_stop", "user_stop")
-"""How an episode ends normally."""
-
 
 async def run_episode(ctx: EpisodeContext) -> EpisodeRecord:
     """One VitaBench trial: the dialogue, played again after a failure as the options say

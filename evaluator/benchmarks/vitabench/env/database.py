@@ -28,9 +28,9 @@ from typing import Any
 
 import msgspec
 
+from ..names import DOMAINS, SUBSET_DOMAINS
 from . import model as m
 
-DOMAINS = ("delivery", "instore", "ota")
 _COMMON = ("time", "user_id", "weather", "location", "user_historical_behaviors", "orders")
 _OTA_TABLES = ("hotels", "attractions", "flights", "trains")
 
@@ -74,9 +74,6 @@ class TaskDatabase(msgspec.Struct, frozen=True, kw_only=True):
     def load(cls, environment: Mapping[str, Any], domains: str | Sequence[str]) -> TaskDatabase:
         return load_database(environment, domains)
 
-
-SUBSET_DOMAINS = {"delivery": ("delivery",), "instore": ("instore",), "ota": ("ota",),
-                  "cross_domain": DOMAINS, "cross-domain": DOMAINS, "cross": DOMAINS}
 
 
 def domains_for(subset: str) -> tuple[str, ...]:
