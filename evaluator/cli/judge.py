@@ -224,8 +224,8 @@ def run_judge(args: argparse.Namespace) -> int:
                     for ep in endpoints
                 ]
                 settings = msgspec.structs.replace(settings, endpoints=endpoints)
-            stats = asyncio.run(_judge(run_dir, settings, tasks, tools, prompts,
-                                       config.options))
+            stats, owed = asyncio.run(_judge(run_dir, settings, tasks, tools, prompts,
+                                             config.options))
     except (Interrupted, KeyboardInterrupt) as exc:
         how = exc.how if isinstance(exc, Interrupted) else "interrupted"
         n = exc.judged if isinstance(exc, Interrupted) else None
@@ -248,6 +248,9 @@ def run_judge(args: argparse.Namespace) -> int:
           f"{stats.infra_failed} left after infrastructure errors")
     for why, n in sorted(stats.unjudgeable.items()):
         print(f"  not judged: {n} x {why}")
+    print(f"still owed (counted from {run_dir.name}'s files): " + (
+        f"{owed.judgements} judgements of {owed.episodes} episodes" if owed.episodes
+        else "none"))
     from evaluator.judges.pool import context_hint
 
     if hint := context_hint(stats, settings, run_dir):
@@ -338,7 +341,12 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, on_signal, sig)
         try:
-            return await job
+            stats = await job
+            from evaluator.judges.owed import count_owed
+
+            # what the run still owes, counted from its files (not this session's tallies)
+            return stats, count_owed(run_dir, pool.settings, pool.model, pool.prompts,
+                                     pool.tasks, pool.options)
         except asyncio.CancelledError:
             if not signalled:
                 raise

@@ -157,6 +157,7 @@ def test_judge_scores_resumes_and_reruns(sample_run, judge, tmp_path, capsys):
     assert judge_cli(str(run_dir), "--judge-url", judge.url, "--judge-model", JUDGE_MODEL) == 0
     out = capsys.readouterr().out
     assert "judged 10 (0 judge errors), 0 already judged" in out
+    assert "still owed (counted from run's files): none" in out
     js = read_judgements(run_dir)
     kinds = by_kind(js)
     assert {k: len(v) for k, v in kinds.items()} == {"travel_rubric": 4, "meta": 4,
@@ -278,6 +279,9 @@ def test_dead_judge_endpoint_is_an_infrastructure_failure(model, tmp_path, capsy
     assert all(j.error is None for j in read_judgements(run_dir))
     if model:  # the rule judge needs no endpoint; the rubric unit is left for a later run
         assert "1 left after infrastructure errors" in out
+        # what is owed is counted from the files: the rubric judgement and its meta-judge
+        # (the meta-judge counts once the rubric is judged: 1 of 1 episode now)
+        assert "still owed (counted from d's files): 1 judgements of 1 episodes" in out
 
 
 def test_dead_engine_url_is_an_infrastructure_failure(tmp_path, capsys):
