@@ -54,6 +54,32 @@ def resolve_device(device: str, *, gpu_probe=cuda_available) -> Device:
     return device  # type: ignore[return-value]
 
 
+BF16_CPU_FLAGS = frozenset({"avx512_bf16", "amx_bf16"})
+"""CPU flags of native bfloat16 arithmetic (x86: AVX512-BF16, AMX)."""
+
+
+def cpu_flags(path: str = "/proc/cpuinfo") -> frozenset[str] | None:
+    """The CPU's feature flags (x86 `flags`, ARM `Features`), or None when unknown."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, _, value = line.partition(":")
+                if key.strip() in ("flags", "Features"):
+                    return frozenset(value.split())
+    except OSError:
+        return None
+    return None
+
+
+def cpu_dtype(flags: frozenset[str] | None) -> str:
+    """The `--dtype` of a CPU engine: "float32" on an x86 CPU without native bfloat16 (AVX2
+    only: torch multiplies bfloat16 matrices there with a scalar fallback, and one step of the
+    bundled model took minutes), else "auto" (the model's own, bfloat16 for SmolLM2)."""
+    if flags is None or "avx2" not in flags:  # not x86, or not known: leave it to vLLM
+        return "auto"
+    return "auto" if flags & BF16_CPU_FLAGS else "float32"
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port that is free right now on `host` (the OS picks it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -100,6 +126,8 @@ def build_command(
         cmd += ["--chat-template", str(chat_template)]
     if max_model_len:
         cmd += ["--max-model-len", str(max_model_len)]
+    if dtype == "auto" and device == "cpu" and not _names(extra_args, "--dtype"):
+        dtype = cpu_dtype(cpu_flags())
     if dtype != "auto":
         cmd += ["--dtype", dtype]
     if tensor_parallel_size > 1:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from backends import server_launch
 from backends.server import VLLMServer
 from backends.server_launch import (
     CPU_REQUEST_TIMEOUT_S,
@@ -24,7 +25,8 @@ def flag_value(cmd: list[str], flag: str) -> str:
     return cmd[cmd.index(flag) + 1]
 
 
-def test_command_defaults_enable_prefix_cache_and_tools() -> None:
+def test_command_defaults_enable_prefix_cache_and_tools(monkeypatch) -> None:
+    monkeypatch.setattr(server_launch, "cpu_flags", lambda: frozenset({"avx2", "avx512_bf16"}))
     cmd = build_command("/m/smol", port=8123, served_model_name="smol",
                         chat_template=Path("/t/tool.jinja"))
     assert cmd[:3] == [sys.executable, "-m", VLLM_MODULE]
@@ -39,6 +41,32 @@ def test_command_defaults_enable_prefix_cache_and_tools() -> None:
                  "--enable-auto-tool-choice", "--disable-uvicorn-access-log"):
         assert flag in cmd
     assert "--tensor-parallel-size" not in cmd and "--dtype" not in cmd
+
+
+def test_a_cpu_without_native_bfloat16_runs_the_model_in_float32(tmp_path, monkeypatch) -> None:
+    """On an AVX2-only x86 CPU torch multiplies bfloat16 matrices with a scalar fallback (one
+    model step of the bundled model took minutes): the CPU engine gets `--dtype float32`,
+    unless the caller chose a dtype. A CPU with AVX512-BF16 or AMX, or one not known (not
+    x86, no /proc/cpuinfo), keeps the model's own dtype; a GPU engine is never changed."""
+    info = tmp_path / "cpuinfo"
+    info.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx2 fma\n\nprocessor\t: 1\n")
+    avx2 = server_launch.cpu_flags(str(info))
+    assert avx2 == frozenset({"fpu", "sse2", "avx2", "fma"})
+    assert server_launch.cpu_flags(str(tmp_path / "none")) is None
+    assert server_launch.cpu_dtype(avx2) == "float32"
+    assert server_launch.cpu_dtype(avx2 | {"avx512_bf16"}) == "auto"
+    assert server_launch.cpu_dtype(avx2 | {"amx_bf16"}) == "auto"
+    assert server_launch.cpu_dtype(frozenset({"fp", "asimd", "bf16"})) == "auto"   # ARM
+    assert server_launch.cpu_dtype(None) == "auto"
+
+    monkeypatch.setattr(server_launch, "cpu_flags", lambda: avx2)
+    assert flag_value(build_command("m", port=1), "--dtype") == "float32"
+    assert flag_value(build_command("m", port=1, dtype="bfloat16"), "--dtype") == "bfloat16"
+    chosen = build_command("m", port=1, extra_args=["--dtype=half"])
+    assert "--dtype" not in chosen and chosen[-1] == "--dtype=half"
+    assert "--dtype" not in build_command("m", port=1, device="gpu")
+    monkeypatch.setattr(server_launch, "cpu_flags", lambda: avx2 | {"avx512_bf16"})
+    assert "--dtype" not in build_command("m", port=1)
 
 
 def test_command_options_and_extra_args_last() -> None:
