@@ -18,23 +18,16 @@ without any of that (SIGKILL, a Ray worker torn down), a reaper process
 from __future__ import annotations
 
 import asyncio
-import atexit
-import contextlib
-import json
-import os
-import signal
 import subprocess
 import threading
 import time
-import urllib.error
-import urllib.request
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Self
 
 from .errors import ServerStartError
 from .process_tree import Reaper, kill_process_tree, read_log_tail, start_reaper
+from .server_cleanup import parent_death_hook, track, untrack
 from .server_launch import (
     DeviceChoice,
     build_command,
@@ -46,89 +39,13 @@ from .server_launch import (
     repair_compile_cache,
     resolve_device,
 )
+from .server_probe import answers, model_ids
+from .server_wait import _POLL_S, StartWait
 from .types import Endpoint
 
 __all__ = ["VLLMServer", "kill_process_tree", "read_log_tail"]
 
-_POLL_S = 0.5
-_PROBE_TIMEOUT_S = 3.0
-STARTUP_WINDOW_S = 60.0
-"""Past `startup_timeout_s`, the start waits on in steps of this long (at most) while the
-server's processes are working: they used at least STARTUP_WORK_S of CPU over a
-STARTUP_SAMPLE_S look."""
-STARTUP_WORK_S = 0.1
-STARTUP_SAMPLE_S = 2.0
-ENGINE_DEAD = ("EngineCore encountered a fatal error", "Engine core initialization failed")
-"""Log lines of a start that has failed although the API server process lives on."""
-STARTUP_WAIT_FACTOR = 3.0
-"""A start that keeps working waits at most this many times `startup_timeout_s`."""
-
-
-# -- process-wide cleanup of every live server -------------------------------------------------
-_LIVE: weakref.WeakSet[VLLMServer] = weakref.WeakSet()
-_HOOKS_LOCK = threading.Lock()
-_HOOKS_INSTALLED = False
-
-
-def _stop_all() -> None:
-    for server in list(_LIVE):
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            server.stop()
-
-
-def _on_fatal_signal(signum: int, frame: object) -> None:
-    _stop_all()
-    signal.signal(signum, signal.SIG_DFL)
-    os.kill(os.getpid(), signum)
-
-
-def _install_hooks() -> None:
-    global _HOOKS_INSTALLED
-    with _HOOKS_LOCK:
-        if _HOOKS_INSTALLED:
-            return
-        _HOOKS_INSTALLED = True
-        atexit.register(_stop_all)
-        if threading.current_thread() is not threading.main_thread():
-            return
-        for sig in (signal.SIGTERM, signal.SIGHUP):
-            # Only where the default action would kill us without running atexit;
-            # a host's own handler stays in charge (and should call stop()).
-            if signal.getsignal(sig) is signal.SIG_DFL:
-                signal.signal(sig, _on_fatal_signal)
-
-
-def _parent_death_hook():
-    """A preexec_fn that makes the kernel SIGTERM the server if the thread that started it
-    dies (Linux prctl PR_SET_PDEATHSIG), or None. prctl is looked up before the fork."""
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    sig = int(signal.SIGTERM)
-
-    def hook() -> None:
-        prctl(1, sig)
-
-    return hook
-
-
-def _get_json(url: str, timeout_s: float) -> object:
-    with urllib.request.urlopen(url, timeout=timeout_s) as resp:
-        return json.loads(resp.read())
-
-
-def _model_ids(base_url: str, timeout_s: float) -> list[str]:
-    body = _get_json(base_url + "/models", timeout_s)
-    data = body.get("data") if isinstance(body, dict) else None
-    if isinstance(data, list):
-        return [str(m["id"]) for m in data if isinstance(m, dict) and "id" in m]
-    raise ValueError(f"{base_url}/models did not answer an OpenAI model list: {body!r:.200}")
-
-
-class VLLMServer:
+class VLLMServer(StartWait):
     """A vLLM OpenAI server. Use as a context manager, or call start()/stop()."""
 
     def __init__(
@@ -214,7 +131,7 @@ class VLLMServer:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"attach needs an http(s) URL, got {url!r}")
         try:
-            ids = _model_ids(base, timeout_s)
+            ids = model_ids(base, timeout_s)
         except (OSError, ValueError) as exc:
             raise ServerStartError(f"cannot attach to {base}: {exc}") from None
         if not ids:
@@ -352,124 +269,36 @@ class VLLMServer:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
-                preexec_fn=_parent_death_hook() if main else None,  # noqa: PLW1509
+                preexec_fn=parent_death_hook() if main else None,  # noqa: PLW1509
             )
         self._reaper = start_reaper(self._proc.pid, self.stop_grace_s)
         self._started_at = time.monotonic()
         self._polls = 0
         self.startup_extensions = 0
-        _install_hooks()
-        _LIVE.add(self)
+        track(self)
 
     def _probe(self) -> bool:
         """True once /health answers 200 and /v1/models lists the served model."""
-        try:
-            with urllib.request.urlopen(
-                self.root_url + "/health", timeout=_PROBE_TIMEOUT_S
-            ) as resp:
-                if resp.status != 200:
-                    return False
-            return self._served in _model_ids(self.base_url, _PROBE_TIMEOUT_S)
-        except (OSError, ValueError, urllib.error.URLError):
-            return False
-
-    def _check_alive(self) -> None:
-        proc = self._proc
-        if proc is not None and proc.poll() is not None:
-            code = proc.returncode
-            self._cleanup_dead()
-            raise ServerStartError(
-                f"vLLM server for {self._model_path} exited with code {code} during startup",
-                str(self._log_path), read_log_tail(self._log_path),
-            )
-        self._polls += 1
-        if self._polls % 20 == 0 and self._engine_died():  # every ~10 s
-            self.stop()
-            raise ServerStartError(
-                f"vLLM engine for {self._model_path} failed during startup (its API "
-                "server still ran)", str(self._log_path), read_log_tail(self._log_path))
-
-    def _engine_died(self) -> bool:
-        """The log says the engine core failed (vLLM can leave its API server running)."""
-        tail = read_log_tail(self._log_path, lines=200)
-        return any(marker in tail for marker in ENGINE_DEAD)
-
-    def _timed_out(self) -> ServerStartError:
-        tail = read_log_tail(self._log_path)
-        waited = self.startup_timeout_s
-        if self.startup_extensions:
-            waited = round(time.monotonic() - self._started_at)
-        self.stop()
-        return ServerStartError(
-            f"vLLM server for {self._model_path} was not ready after {waited:g}s"
-            + (" (its processes had stopped working)" if self.startup_extensions else ""),
-            str(self._log_path), tail,
-        )
-
-    def _tree_cpu_s(self) -> float | None:
-        """CPU seconds used so far by the server's process tree (reaped children included);
-        None when it cannot be read."""
-        import psutil
-
-        proc = self._proc
-        if proc is None:
-            return None
-        try:
-            root = psutil.Process(proc.pid)
-            procs = [root, *root.children(recursive=True)]
-        except psutil.Error:
-            return None
-        total = 0.0
-        for p in procs:
-            try:
-                t = p.cpu_times()
-            except psutil.Error:  # a process that just ended: its parent accounts for it
-                continue
-            total += t.user + t.system + t.children_user + t.children_system
-        return total
-
-    def _working(self, sleep) -> bool:
-        """Whether the server's processes are using CPU now: at least 5% of a core over two
-        looks STARTUP_SAMPLE_S apart (an idle vLLM tree polls at about 2% of a core, a compiling
-        one uses its core share);
-        an unreadable tree counts as working (the wait stays bounded). A log that says the
-        engine died is not working, whatever its processes do."""
-        if self._engine_died():
-            return False
-        a = self._tree_cpu_s()
-        sleep(STARTUP_SAMPLE_S)
-        b = self._tree_cpu_s()
-        return a is None or b is None or b - a >= STARTUP_WORK_S
-
-    def _later_deadline(self, working: bool) -> float | None:
-        """At the start's deadline: a later one while the server's processes keep working (a
-        slow machine compiling, not a hung start), up to STARTUP_WAIT_FACTOR times the
-        timeout; None: time out now."""
-        now = time.monotonic()
-        cap = self._started_at + self.startup_timeout_s * STARTUP_WAIT_FACTOR
-        if not working or now >= cap:
-            return None
-        self.startup_extensions += 1
-        return min(cap, now + min(STARTUP_WINDOW_S, self.startup_timeout_s))
+        return answers(self.root_url, self.base_url, self._served)
 
     def start(self) -> Self:
         """Start the server and block until it answers (or raise ServerStartError)."""
         if self._attached:
             return self
         self._spawn()
-        deadline: float | None = time.monotonic() + self.startup_timeout_s
+        steps = self._boot()
         try:
+            step = next(steps)
             while True:
-                self._check_alive()
-                if self._probe():
-                    return self
-                if deadline is not None and time.monotonic() >= deadline:
-                    deadline = self._later_deadline(self._working(time.sleep))
-                    if deadline is None:
-                        if self._probe():  # it may have begun to answer while we looked
-                            return self
-                        raise self._timed_out()
-                time.sleep(_POLL_S)
+                if step == "probe":
+                    step = steps.send(self._probe())
+                elif step == "working":
+                    step = steps.send(self._working(time.sleep))
+                else:
+                    time.sleep(_POLL_S)
+                    step = steps.send(False)
+        except StopIteration:
+            return self
         except BaseException:
             self.stop()
             raise
@@ -479,20 +308,19 @@ class VLLMServer:
         if self._attached:
             return self
         self._spawn()
-        deadline: float | None = time.monotonic() + self.startup_timeout_s
+        steps = self._boot()
         try:
+            step = next(steps)
             while True:
-                self._check_alive()
-                if await asyncio.to_thread(self._probe):
-                    return self
-                if deadline is not None and time.monotonic() >= deadline:
-                    working = await asyncio.to_thread(self._working, time.sleep)
-                    deadline = self._later_deadline(working)
-                    if deadline is None:
-                        if await asyncio.to_thread(self._probe):  # answering since we looked
-                            return self
-                        raise self._timed_out()
-                await asyncio.sleep(_POLL_S)
+                if step == "probe":
+                    step = steps.send(await asyncio.to_thread(self._probe))
+                elif step == "working":
+                    step = steps.send(await asyncio.to_thread(self._working, time.sleep))
+                else:
+                    await asyncio.sleep(_POLL_S)
+                    step = steps.send(False)
+        except StopIteration:
+            return self
         except BaseException:
             self.stop()
             raise
@@ -506,7 +334,7 @@ class VLLMServer:
         with self._lock:
             proc, self._proc = self._proc, None
             reaper, self._reaper = self._reaper, None
-        _LIVE.discard(self)
+        untrack(self)
         if proc is None:
             return None
         code = kill_process_tree(proc, self.stop_grace_s)

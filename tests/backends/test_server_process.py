@@ -316,9 +316,9 @@ def test_a_start_still_working_at_its_timeout_is_waited_for(fake, monkeypatch) -
     on while the server's processes use CPU (the 'compile' fake burns 2 s of it first). The
     cap on that wait is raised so that a loaded CI machine, where those 2 s of CPU take many
     seconds of wall time, still shows the rule rather than the cap."""
-    from backends import server as server_mod
+    from backends import server_wait
 
-    monkeypatch.setattr(server_mod, "STARTUP_WAIT_FACTOR", 40.0)
+    monkeypatch.setattr(server_wait, "STARTUP_WAIT_FACTOR", 40.0)
     server = fake("compile", startup_timeout_s=1.5)
     server.start()
     assert server.startup_extensions >= 1 and server._probe()
