@@ -86,6 +86,14 @@ class EnvironmentFactory(Protocol):
                    simulator_model: str) -> Environment: ...
 
 
+def _lookup(module: str, name: str) -> Any:
+    """`module.name`, the module imported on first use (a dictionary lookup after that)."""
+    import importlib
+    import sys
+
+    return getattr(sys.modules.get(module) or importlib.import_module(module), name)
+
+
 class DeferredEnvironment:
     """`module.name` (an EnvironmentFactory), imported when a run first checks or opens it:
     registering a benchmark does not import its tools, so a run of another benchmark does not
@@ -94,18 +102,13 @@ class DeferredEnvironment:
     def __init__(self, module: str, name: str) -> None:
         self.module, self.name = module, name
 
-    def _factory(self) -> EnvironmentFactory:
-        import importlib
-
-        factory: EnvironmentFactory = getattr(importlib.import_module(self.module), self.name)
-        return factory
-
     def check(self, request: EnvironmentRequest) -> None:
-        self._factory().check(request)
+        _lookup(self.module, self.name).check(request)
 
     async def open(self, request: EnvironmentRequest, simulator: Any,
                    simulator_model: str) -> Environment:
-        return await self._factory().open(request, simulator, simulator_model)
+        factory = _lookup(self.module, self.name)
+        return await factory.open(request, simulator, simulator_model)
 
 
 # ------------------------------------------------------------------ judges
@@ -195,12 +198,8 @@ def deferred(module: str, name: str) -> Callable[..., Any]:
     which needs numpy and the kernels; searches over columns; the protocols, judges and tools
     of the benchmarks a run does not use) stays out of its start-up. Looked up at every call
     (a dictionary lookup once imported), so a test that replaces `module.name` is heard."""
-    import importlib
-    import sys
-
     def call(*args: Any, **kwargs: Any) -> Any:
-        found = sys.modules.get(module) or importlib.import_module(module)
-        return getattr(found, name)(*args, **kwargs)
+        return _lookup(module, name)(*args, **kwargs)
     call.__name__ = name
     call.__qualname__ = f"deferred({module}.{name})"
     return call
@@ -226,6 +225,16 @@ class ReportSection:
     plots: Callable[[list[tuple[str, Any]]], list[str]] = lambda runs: []
     judge_lines: Callable[[Any], list[str]] = lambda summary: []
     episodes: bool = False
+
+    @classmethod
+    def deferred(cls, module: str, *, tables: str = "tables", plots: str | None = None,
+                 episodes: bool = False) -> ReportSection:
+        """The section whose functions are `module`'s `summarize`, `tables` (that name),
+        `plots` (that name; None: no plots) and `judge_lines`, imported when first called: a
+        run needs no report code (numpy, the kernels) at start-up."""
+        return cls(summarize=deferred(module, "summarize"), tables=deferred(module, tables),
+                   plots=deferred(module, plots) if plots else lambda runs: [],
+                   judge_lines=deferred(module, "judge_lines"), episodes=episodes)
 
 
 class BenchmarkOptions:

@@ -36,7 +36,8 @@ from .settings import PROFILES
 _JUDGES, _SCORING = f"{__name__}.judges", f"{__name__}.scoring"
 _ENVIRONMENT, _REPORT = f"{__name__}.environment", f"{__name__}.report"
 run_group_chat = deferred(f"{__name__}.protocol", "run_group_chat")
-judge_version, meta_version = deferred(_JUDGES, "judge_version"), deferred(_JUDGES, "meta_version")
+judge_version = deferred(_JUDGES, "judge_version")
+meta_version = deferred(_JUDGES, "meta_version")
 metrics_version = deferred(_SCORING, "metrics_version")
 
 POI_FLAG_HELP = ("GroupTravelBench: the reference's POI table, "
@@ -56,21 +57,21 @@ BENCHMARK = Benchmark(
     protocols=defaultdict(lambda: run_group_chat, {"test": run_group_chat}),
     environment=DeferredEnvironment(_ENVIRONMENT, "ENVIRONMENT"),
     judges={
-        METRICS: JudgeSpec(kind=METRICS, version=lambda s, p: METRICS_VERSION, run=deferred(_SCORING, "metrics"),
-                           rule=True, pass_threshold=1.0,
+        METRICS: JudgeSpec(kind=METRICS, version=lambda s, p: METRICS_VERSION,
+                           run=deferred(_SCORING, "metrics"), rule=True, pass_threshold=1.0,
                            options_version=lambda s, p, o: metrics_version(o)),
         JUDGE_KIND: JudgeSpec(kind=JUDGE_KIND, version=_versioned(JUDGE_VERSION),
-                              run=deferred(_JUDGES, "run_judge"), prompt_files=("prompts/judge.txt",),
+                              run=deferred(_JUDGES, "run_judge"),
+                              prompt_files=("prompts/judge.txt",),
                               options_version=lambda s, p, o: judge_version(p, o)),
-        META_KIND: JudgeSpec(kind=META_KIND, version=_versioned(META_VERSION), run=deferred(_JUDGES, "run_meta"),
+        META_KIND: JudgeSpec(kind=META_KIND, version=_versioned(META_VERSION),
+                             run=deferred(_JUDGES, "run_meta"),
                              prompt_files=("prompts/meta.txt",), audits=JUDGE_KIND,
                              options_version=lambda s, p, o: meta_version(p, o)),
     },
     judge_kinds=deferred(_SCORING, "judge_kinds"),
     score=deferred(_SCORING, "score"),
-    report=ReportSection(summarize=deferred(_REPORT, "summarize"),
-                         tables=deferred(_REPORT, "tables"),
-                         judge_lines=deferred(_REPORT, "judge_lines")),
+    report=ReportSection.deferred(_REPORT),
     ok_terminations=("plan_generated", "max_turn_reached"),
     profiles=PROFILES,
     prompts=PROMPT_ROLES,

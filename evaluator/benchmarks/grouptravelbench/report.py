@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import msgspec
 
-from evaluator.benchmarks.base import ReportSection
 from evaluator.records import UnitScore
 from evaluator.report.tables import Table, num
 
@@ -203,5 +202,3 @@ def judge_lines(s: GroupSummary) -> list[str]:
         line += f"; {s.judge_errors} judge errors"
     return [line]
 
-
-SECTION = ReportSection(summarize=summarize, tables=tables, judge_lines=judge_lines)

@@ -45,7 +45,8 @@ from .unsolvable import UNSOLVABLE_KIND, judge_unsolvable, rule_version
 # without --judge needs none of them at start-up)
 _JUDGES, _SCORING, _REPORT = f"{__name__}.judges", f"{__name__}.scoring", f"{__name__}.report"
 judge_rubric, judge_meta = deferred(_JUDGES, "judge_rubric"), deferred(_JUDGES, "judge_meta")
-rubric_version, meta_version = deferred(_JUDGES, "rubric_version"), deferred(_JUDGES, "meta_version")
+rubric_version = deferred(_JUDGES, "rubric_version")
+meta_version = deferred(_JUDGES, "meta_version")
 
 
 async def _rubric(inp: JudgeInput) -> Judgement:
@@ -99,9 +100,7 @@ BENCHMARK = Benchmark(
     judge_kinds=judge_kinds,
     score=deferred(_SCORING, "score_record"),
     subset_score=deferred(_SCORING, "pooled_subset_score"),
-    report=ReportSection(summarize=deferred(_REPORT, "summarize"),
-                         tables=deferred(_REPORT, "travel_table"),
-                         judge_lines=deferred(_REPORT, "judge_lines")),
+    report=ReportSection.deferred(_REPORT, tables="travel_table"),
     ok_terminations=("answer", TAG_TERMINATION, "user_finished"),
     profiles=PROFILES,
     config_aliases=CONFIG_ALIASES,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from evaluator.benchmarks.base import ReportSection
 from evaluator.records import UnitScore
 from evaluator.report.tables import Table, mean_pm, num
 
@@ -65,5 +64,3 @@ def judge_lines(ts: TravelSummary) -> list[str]:
                      f"{_pct(ts.overall_trial_mean)} ± {100 * (ts.overall_std or 0):5.2f}{note}")
     return lines
 
-
-SECTION = ReportSection(summarize=summarize, tables=travel_table, judge_lines=judge_lines)
