@@ -40,6 +40,7 @@ from typing import Any
 from evaluator.sweep.grid import Cell, Sweep, SweepError
 from evaluator.sweep.leases import OK, CellQueue
 from evaluator.sweep.local import (
+    CellRun,
     SweepOutcome,
     cell_configs,
     cell_line,
@@ -126,7 +127,7 @@ async def _runner_loop(runner: CellRunner, queue: Any) -> list[tuple[str, int]]:
 
 
 async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell
-                    ) -> tuple[int, int, bool] | None:
+                    ) -> CellRun | None:
     """Run one leased cell under its run directory's flock, renewing the lease meanwhile:
     (exit code, episodes still owing judgements, whether this process was signalled), or None
     when another writer still holds the cell. A stop from the queue (lease lost, sweep
@@ -154,10 +155,9 @@ async def _run_cell(runner: CellRunner, queue: Any, executor: Any, cell: Cell
 
         task = asyncio.create_task(beat())
         try:
-            code, owed, signalled = await executor.run(cell, stop=stop)
+            return await executor.run(cell, stop=stop)
         finally:
             task.cancel()
-        return code, owed, signalled
     finally:
         os.close(lock)  # releases the flock
 
