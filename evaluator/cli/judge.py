@@ -342,11 +342,10 @@ async def _judge(run_dir: Path, settings: Any, tasks: dict[str, Any],
             loop.add_signal_handler(sig, on_signal, sig)
         try:
             stats = await job
-            from evaluator.judges.owed import count_owed
+            from evaluator.judges.owed import pool_owed
 
             # what the run still owes, counted from its files (not this session's tallies)
-            return stats, count_owed(run_dir, pool.settings, pool.model, pool.prompts,
-                                     pool.tasks, pool.options)
+            return stats, pool_owed(pool)
         except asyncio.CancelledError:
             if not signalled:
                 raise

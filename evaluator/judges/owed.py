@@ -127,3 +127,10 @@ def count_owed(run_dir: str | Path, settings: JudgeSettings, model: str, prompts
         episodes += 1
         judgements += n
     return Owed(episodes=episodes, judgements=judgements)
+
+
+def pool_owed(pool: Any) -> Owed:
+    """What a judge pool's run still owes, from its files, keyed as the pool judges (its
+    settings, judge model, prompt set, tasks and options)."""
+    return count_owed(pool.run_dir, pool.settings, pool.model, pool.prompts, pool.tasks,
+                      pool.options)

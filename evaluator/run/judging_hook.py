@@ -100,11 +100,10 @@ class JudgeHook:
 
     def summary(self, run_dir: Path) -> str:
         """The run summary's judging lines; what is still owed is counted from the files."""
-        from evaluator.judges.owed import count_owed
+        from evaluator.judges.owed import pool_owed
 
-        p, st = self.pool, self.pool.stats
-        owed = self.owed = count_owed(run_dir, p.settings, p.model, p.prompts, p.tasks,
-                                      p.options)
+        st = self.pool.stats
+        owed = self.owed = pool_owed(self.pool)
         lines = [f"  judged: {st.judged} judgements this session ({st.judge_errors} judge "
                  f"errors)" + ("" if owed.episodes else "; none owed")]
         if self.error:
@@ -113,7 +112,7 @@ class JudgeHook:
             lines.append(f"  still owed: {owed.judgements} judgements of {owed.episodes} "
                          f"episodes; `agentsweep run --resume {run_dir} --judge` or "
                          f"`agentsweep judge {run_dir}` judges them")
-        hint = context_hint(st, p.settings, run_dir)
+        hint = context_hint(st, self.pool.settings, run_dir)
         return "\n".join(lines + ([f"  {hint}"] if hint else []))
 
 
