@@ -67,9 +67,9 @@ class Failover(Exception):
 
 
 class Replica:
-    __slots__ = ("admission", "answered", "attempts", "cached_tokens", "client", "completion_tokens",
-                 "has_models", "health", "index", "models", "name", "prompt_tokens", "requests",
-                 "spec")
+    __slots__ = ("admission", "answered", "attempts", "cached_tokens", "client",
+                 "completion_tokens", "has_models", "health", "index", "models", "name",
+                 "prompt_tokens", "requests", "spec")
 
     def __init__(self, index: int, spec: ReplicaSpec, client: ChatClient,
                  settings: RouterSettings) -> None:

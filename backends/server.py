@@ -40,7 +40,7 @@ from .server_launch import (
     resolve_device,
 )
 from .server_probe import answers, model_ids
-from .server_wait import _POLL_S, StartWait
+from .server_wait import StartWait
 from .types import Endpoint
 
 __all__ = ["VLLMServer", "kill_process_tree", "read_log_tail"]
@@ -280,50 +280,6 @@ class VLLMServer(StartWait):
     def _probe(self) -> bool:
         """True once /health answers 200 and /v1/models lists the served model."""
         return answers(self.root_url, self.base_url, self._served)
-
-    def start(self) -> Self:
-        """Start the server and block until it answers (or raise ServerStartError)."""
-        if self._attached:
-            return self
-        self._spawn()
-        steps = self._boot()
-        try:
-            step = next(steps)
-            while True:
-                if step == "probe":
-                    step = steps.send(self._probe())
-                elif step == "working":
-                    step = steps.send(self._working(time.sleep))
-                else:
-                    time.sleep(_POLL_S)
-                    step = steps.send(False)
-        except StopIteration:
-            return self
-        except BaseException:
-            self.stop()
-            raise
-
-    async def astart(self) -> Self:
-        """start() for event loops: the loop keeps running while the server boots."""
-        if self._attached:
-            return self
-        self._spawn()
-        steps = self._boot()
-        try:
-            step = next(steps)
-            while True:
-                if step == "probe":
-                    step = steps.send(await asyncio.to_thread(self._probe))
-                elif step == "working":
-                    step = steps.send(await asyncio.to_thread(self._working, time.sleep))
-                else:
-                    await asyncio.sleep(_POLL_S)
-                    step = steps.send(False)
-        except StopIteration:
-            return self
-        except BaseException:
-            self.stop()
-            raise
 
     def _cleanup_dead(self) -> None:
         """The leader exited on its own: still reap whatever it left in its group."""

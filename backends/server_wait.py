@@ -10,10 +10,12 @@ STARTUP_WAIT_FACTOR times `startup_timeout_s`. `_boot` is that logic as steps; `
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import time
 from collections.abc import Generator
 from pathlib import Path
+from typing import Self
 
 from .errors import ServerStartError
 from .process_tree import read_log_tail
@@ -32,10 +34,9 @@ STARTUP_WAIT_FACTOR = 3.0
 """A start that keeps working waits at most this many times `startup_timeout_s`."""
 
 
-
-
 class StartWait:
-    """What `VLLMServer` sets before a start is waited for (in `_spawn`)."""
+    """`start` / `astart` of `VLLMServer`, which sets what is declared here (`_spawn` starts
+    the process)."""
 
     _proc: subprocess.Popen[bytes] | None
     _log_path: Path
@@ -44,6 +45,11 @@ class StartWait:
     _started_at: float
     startup_timeout_s: float
     startup_extensions: int
+
+    _attached: bool
+
+    def _spawn(self) -> None:
+        raise NotImplementedError
 
     def stop(self) -> int | None:
         raise NotImplementedError
@@ -129,3 +135,46 @@ class StartWait:
                     raise self._timed_out()
             yield "sleep"
 
+    def start(self) -> Self:
+        """Start the server and block until it answers (or raise ServerStartError)."""
+        if self._attached:
+            return self
+        self._spawn()
+        steps = self._boot()
+        try:
+            step = next(steps)
+            while True:
+                if step == "probe":
+                    step = steps.send(self._probe())
+                elif step == "working":
+                    step = steps.send(self._working(time.sleep))
+                else:
+                    time.sleep(_POLL_S)
+                    step = steps.send(False)
+        except StopIteration:
+            return self
+        except BaseException:
+            self.stop()
+            raise
+
+    async def astart(self) -> Self:
+        """start() for event loops: the loop keeps running while the server boots."""
+        if self._attached:
+            return self
+        self._spawn()
+        steps = self._boot()
+        try:
+            step = next(steps)
+            while True:
+                if step == "probe":
+                    step = steps.send(await asyncio.to_thread(self._probe))
+                elif step == "working":
+                    step = steps.send(await asyncio.to_thread(self._working, time.sleep))
+                else:
+                    await asyncio.sleep(_POLL_S)
+                    step = steps.send(False)
+        except StopIteration:
+            return self
+        except BaseException:
+            self.stop()
+            raise
