@@ -8,21 +8,16 @@ Which world a task uses:
 Nothing is simulated; `check` opens every world before any model engine starts and refuses a
 world of another generator or version.
 
-Tool calls run off the event loop: a `ToolRunner` answers them on worker threads (each with
-its own read-only connection to the world; SQLite and numpy release the GIL) or worker
-processes (`TripOptions.tool_runner`, `tool_workers`), so a slow call never stalls the other
-episodes of the process. `TripOptions.tool_output` ("text", the paper's lines; or "json")
-picks how answers are rendered.
+Tool calls run off the event loop: a `ToolRunner` (runner.py) answers them on worker
+processes (other cores) or threads (`TripOptions.tool_runner`, `tool_workers`), so a slow
+call never stalls the other episodes of the process. `TripOptions.tool_output` ("text", the
+paper's lines; or "json") picks how answers are rendered.
 """
 
 from __future__ import annotations
 
-import asyncio
-import multiprocessing
 import os
-import threading
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +27,11 @@ from bench_data.types import Task
 from cache_store.types import ToolOutcome
 from evaluator.benchmarks.base import BenchmarkError, EnvironmentRequest
 
+from .runner import ToolRunner
 from .settings import TripOptions, options_of
-from .tools import TOOL_NAMES, ToolResult, execute, tool_schemas
+from .tools import TOOL_NAMES, execute, tool_schemas
 from .world.db import World, WorldError, open_world
 from .world.generate import GENERATOR, VERSION
-
-DEFAULT_THREADS = 4
 
 
 def _task_file_dir(task: Task) -> Path | None:
@@ -45,86 +39,6 @@ def _task_file_dir(task: Task) -> Path | None:
         return None
     head, sep, tail = task.source.rpartition(":")
     return Path(head if sep and tail.isdigit() else task.source).parent
-
-
-_WORKER_WORLDS: dict[str, World] = {}
-"""In a runner's worker process: the worlds it has opened (a process's own connections)."""
-
-
-def _in_worker(path: str, name: str, arguments: str, output: str
-               ) -> tuple[str, str | None, float]:
-    """One call in a worker process: (content, error category, seconds)."""
-    world = _WORKER_WORLDS.get(path)
-    if world is None:
-        world = _WORKER_WORLDS[path] = open_world(path)
-    t0 = time.perf_counter()
-    result = execute(world, name, arguments, output)
-    return result.content, result.category, time.perf_counter() - t0
-
-
-class ToolRunner:
-    """Tool calls off the event loop: on `workers` threads (`kind` "threads": each with its
-    own connection, the columns shared through the world's memo; SQLite and numpy release
-    the GIL) or processes ("processes": each with its own connections and columns, so the
-    calls run on other cores; the loop pays only the hand-over)."""
-
-    KINDS = ("threads", "processes")
-
-    def __init__(self, workers: int = DEFAULT_THREADS, kind: str = "threads") -> None:
-        if kind not in self.KINDS:
-            raise ValueError(f"tool runner kind must be one of {', '.join(self.KINDS)}")
-        self.workers = max(1, workers)
-        self.kind = kind
-        self._pool: Executor | None = None
-        self._local = threading.local()
-        self._opened: list[World] = []
-        self._lock = threading.Lock()
-
-    @property
-    def threads(self) -> int:
-        return self.workers if self.kind == "threads" else 0
-
-    def _world(self, world: World) -> World:
-        worlds = getattr(self._local, "worlds", None)
-        if worlds is None:
-            worlds = self._local.worlds = {}
-        if world.path not in worlds:
-            worlds[world.path] = world.clone()      # its own connection, the shared memo
-            with self._lock:
-                self._opened.append(worlds[world.path])
-        return worlds[world.path]
-
-    def _run(self, world: World, name: str, arguments: str, output: str
-             ) -> tuple[ToolResult, float]:
-        t0 = time.perf_counter()
-        result = execute(self._world(world), name, arguments, output)
-        return result, time.perf_counter() - t0
-
-    async def call(self, world: World, name: str, arguments: str, output: str
-                   ) -> tuple[ToolResult, float]:
-        loop = asyncio.get_running_loop()
-        if self._pool is None:
-            if self.kind == "threads":
-                self._pool = ThreadPoolExecutor(self.workers,
-                                                thread_name_prefix="tripbench-tool")
-            else:
-                self._pool = ProcessPoolExecutor(self.workers,
-                                                 mp_context=multiprocessing.get_context("spawn"))
-        if self.kind == "threads":
-            return await loop.run_in_executor(self._pool, self._run, world, name, arguments,
-                                              output)
-        content, category, seconds = await loop.run_in_executor(
-            self._pool, _in_worker, str(world.path), name, arguments, output)
-        return ToolResult(content, category), seconds
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
-        with self._lock:
-            for world in self._opened:
-                world.close()
-            self._opened.clear()
 
 
 class TripSandbox:

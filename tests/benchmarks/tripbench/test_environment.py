@@ -116,13 +116,13 @@ async def test_calls_run_off_the_event_loop_and_json_on_request(tmp_path: Path,
             ticks += 1
             await asyncio.sleep(0)
 
-    original = env.runner._run
+    original = env.runner.impl._run
 
     def spy(*args):
         seen.add(threading.current_thread().name)
         return original(*args)
 
-    env.runner._run = spy  # type: ignore[method-assign]
+    env.runner.impl._run = spy  # type: ignore[method-assign,union-attr]
     tick = asyncio.create_task(ticker())
     outs = await asyncio.gather(*(sandbox.call("search_restaurants",
                                                '{"city": "Shanghai", "sort_key": "distance"}')
@@ -131,7 +131,7 @@ async def test_calls_run_off_the_event_loop_and_json_on_request(tmp_path: Path,
     assert all(json.loads(o.content)["total"] > 0 for o in outs)
     assert seen and all(name.startswith("tripbench-tool") for name in seen)
     assert ticks > 0
-    assert len(env.runner._opened) == len(seen)          # a connection per worker thread
+    assert len(env.runner.impl._opened) == len(seen)          # a connection per worker thread
     env.close()
     inline = await factory.open(EnvironmentRequest(
         config=SimpleNamespace(options={"tool_runner": "inline"}),  # type: ignore[arg-type]
