@@ -1,0 +1,77 @@
+"""TRIP-Bench's scoring end to end with a scripted oracle (`oracle.py`): on a generated task set
+of every group (easy, mid, plain hard, LIT, FIT, AIS, PMR), `agentsweep run --judge --report`
+walks each dialogue graph to its end and the rule judge passes every final plan, strict; the
+null agent's run (test_run_cli.py: no plan) scores 0."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from .oracle import READY
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, AGENTSWEEP_HOME=str(home))
+    env.pop("AGENTSWEEP_PLUGINS", None)
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return env
+
+
+def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
+                          env=_env(home), capture_output=True, text=True, timeout=300,
+                          check=False)
+
+
+def test_the_oracle_scores_every_group_through_agentsweep_run(tmp_path: Path) -> None:
+    data = tmp_path / "trip"
+    g = _cli("data", "tripbench", "generate", "--seed", "3", "--out", str(data), "--tasks",
+             "7", home=tmp_path)
+    assert g.returncode == 0, g.stderr[-3000:]
+    proc = subprocess.Popen([sys.executable, "-m", "tests.benchmarks.tripbench.oracle",
+                             "--data", str(data)], cwd=REPO, env=_env(tmp_path),
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith(READY), line
+        url = line[len(READY):].strip()
+        r = _cli("run", "--bench", "tripbench", "--data", str(data), "--engine-url", url,
+                 "--out", str(tmp_path / "runs"), "--name", "oracle", "--judge", "--report",
+                 "--progress", "off", home=tmp_path)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+    assert r.returncode == 0, r.stderr[-3000:]
+    run = tmp_path / "runs" / "oracle"
+    records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
+    assert len(records) == 7
+    assert sorted(x["extra"]["hard_set"] for x in records) == ["", "", "", "AIS", "FIT",
+                                                                "LIT", "PMR"]
+    for rec in records:
+        extra = rec["extra"]
+        assert rec["termination"] == "completed"
+        assert extra["turn_reached"] == extra["graph_turns"] >= 2
+        assert extra["final_plan_turn"] == extra["graph_turns"]
+        assert extra["scripted_user_turns"] == extra["graph_turns"]   # the notes, plainly
+    judgements = [json.loads(x) for x in (run / "judgements.jsonl").read_text().splitlines()]
+    assert len(judgements) == 7
+    for j in judgements:
+        assert j["kind"] == "tripbench_rules" and not j.get("error")
+        assert j["score"] == 1.0 and j["scores"]["strict"] == 1.0, j["reasoning"]
+        assert j["scores"]["f_feas"] == 0.0 and j["scores"]["f_user"] == 0.0
+    summary = json.loads((run / "report.json").read_text())["runs"][0]["benchmarks"][
+        "tripbench"]
+    assert summary["overall"]["units"] == 7
+    assert summary["overall"]["strict"] == summary["overall"]["loose"] == 100.0
+    assert all(v == 0.0 for v in summary["violations"].values())
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["profile"] == "paper" and not manifest.get("deviations")
