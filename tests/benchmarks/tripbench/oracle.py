@@ -12,7 +12,9 @@ The task of an agent request is the one whose first turn, said plainly, is the c
 first user message (computed for every task of `--data` at start; two tasks that open alike
 are refused at start). Run: `python -m tests.benchmarks.tripbench.oracle --data DIR` (DIR
 holds `tasks.jsonl` and its world); prints `ORACLE LISTENING <url>` when it accepts
-connections. `--workers N` computes the plans in N processes at start.
+connections. `--workers N` computes the plans in N processes at start; `--miss-every N`
+answers every Nth task of the file (index 0, N, 2N, ...) with no plan, for a known mix of
+passes and failures.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 READY = "ORACLE LISTENING "
+NO_PLAN = "I am still looking into your trip."
 
 
 def opening(task: Any, world: Any) -> str:
@@ -51,7 +54,8 @@ def _load(data: Path) -> tuple[list[Any], Path]:
     return [t.payload for t in taskset.tasks], data / "world.sqlite"
 
 
-def _plans(data: str, indices: list[int]) -> list[tuple[int, str, str]]:
+def _plans(data: str, indices: list[int], miss_every: int = 0
+           ) -> list[tuple[int, str, str]]:
     """(index, opening, answer) of the tasks at `indices` (in a worker process)."""
     from evaluator.benchmarks.tripbench.synthesis.generate import FACTOR
     from evaluator.benchmarks.tripbench.synthesis.planner import plan_for
@@ -61,20 +65,21 @@ def _plans(data: str, indices: list[int]) -> list[tuple[int, str, str]]:
     tasks, world_path = _load(Path(data))
     with open_world(world_path) as world:
         checker = Checker(world, FACTOR.get(world.meta.get("size", "small"), 4.0))
-        return [(i, opening(tasks[i], world), answer(plan_for(world, checker, tasks[i])))
-                for i in indices]
+        return [(i, opening(tasks[i], world),
+                 NO_PLAN if miss_every and i % miss_every == 0
+                 else answer(plan_for(world, checker, tasks[i]))) for i in indices]
 
 
-def answers(data: Path, workers: int = 1) -> dict[str, str]:
+def answers(data: Path, workers: int = 1, miss_every: int = 0) -> dict[str, str]:
     """The oracle's answer for each task, by the task's opening message."""
     count = len(_load(data)[0])
     shares = [list(range(w, count, workers)) for w in range(max(1, workers))]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            rows = [r for part in pool.map(_plans, [str(data)] * len(shares), shares)
-                    for r in part]
+            rows = [r for part in pool.map(_plans, [str(data)] * len(shares), shares,
+                                           [miss_every] * len(shares)) for r in part]
     else:
-        rows = _plans(str(data), shares[0])
+        rows = _plans(str(data), shares[0], miss_every)
     by_opening: dict[str, str] = {}
     for i, first, text in sorted(rows):
         if first in by_opening:
@@ -83,10 +88,10 @@ def answers(data: Path, workers: int = 1) -> dict[str, str]:
     return by_opening
 
 
-def serve(data: Path, port: int, workers: int) -> None:
+def serve(data: Path, port: int, workers: int, miss_every: int = 0) -> None:
     from aiohttp import web
 
-    by_opening = answers(data, workers)
+    by_opening = answers(data, workers, miss_every)
 
     def reply(text: str) -> web.Response:
         return web.json_response({
@@ -128,8 +133,9 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--miss-every", type=int, default=0)
     args = parser.parse_args()
-    serve(args.data, args.port, args.workers)
+    serve(args.data, args.port, args.workers, args.miss_every)
 
 
 if __name__ == "__main__":

@@ -29,27 +29,32 @@ def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
                           check=False)
 
 
-def test_the_oracle_scores_every_group_through_agentsweep_run(tmp_path: Path) -> None:
-    data = tmp_path / "trip"
-    g = _cli("data", "tripbench", "generate", "--seed", "3", "--out", str(data), "--tasks",
-             "7", home=tmp_path)
-    assert g.returncode == 0, g.stderr[-3000:]
+def _run_with_oracle(data: Path, name: str, home: Path, *oracle_args: str
+                     ) -> subprocess.CompletedProcess[str]:
     proc = subprocess.Popen([sys.executable, "-m", "tests.benchmarks.tripbench.oracle",
-                             "--data", str(data)], cwd=REPO, env=_env(tmp_path),
+                             "--data", str(data), *oracle_args], cwd=REPO, env=_env(home),
                             stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         assert line.startswith(READY), line
         url = line[len(READY):].strip()
-        r = _cli("run", "--bench", "tripbench", "--data", str(data), "--engine-url", url,
-                 "--out", str(tmp_path / "runs"), "--name", "oracle", "--judge", "--report",
-                 "--progress", "off", home=tmp_path)
+        return _cli("run", "--bench", "tripbench", "--data", str(data), "--engine-url", url,
+                    "--out", str(home / "runs"), "--name", name, "--judge", "--report",
+                    "--progress", "off", home=home)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
         if proc.stdout is not None:
             proc.stdout.close()
+
+
+def test_the_oracle_scores_every_group_through_agentsweep_run(tmp_path: Path) -> None:
+    data = tmp_path / "trip"
+    g = _cli("data", "tripbench", "generate", "--seed", "3", "--out", str(data), "--tasks",
+             "7", home=tmp_path)
+    assert g.returncode == 0, g.stderr[-3000:]
+    r = _run_with_oracle(data, "oracle", tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "runs" / "oracle"
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
@@ -75,3 +80,15 @@ def test_the_oracle_scores_every_group_through_agentsweep_run(tmp_path: Path) ->
     assert all(v == 0.0 for v in summary["violations"].values())
     manifest = json.loads((run / "manifest.json").read_text())
     assert manifest["profile"] == "paper" and not manifest.get("deviations")
+
+    # the same tasks, every second one (0, 2, 4, 6) answered without a plan: those fail, the
+    # others pass, and the pooled Overall is 3 of 7
+    half = _run_with_oracle(data, "half", tmp_path, "--miss-every", "2")
+    assert half.returncode == 0, half.stderr[-3000:]
+    run = tmp_path / "runs" / "half"
+    scores = {j["unit"]["task"].rsplit("/", 1)[1]: j["score"] for j in map(
+        json.loads, (run / "judgements.jsonl").read_text().splitlines())}
+    assert scores == {f"trip-3-{i:04d}": float(i % 2) for i in range(7)}
+    summary = json.loads((run / "report.json").read_text())["runs"][0]["benchmarks"][
+        "tripbench"]
+    assert summary["overall"]["strict"] == round(100 * 3 / 7, 2)       # 42.86
