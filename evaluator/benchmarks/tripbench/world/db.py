@@ -76,7 +76,12 @@ class World:
     # -- queries ----------------------------------------------------------------------------
     def query(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> list[dict[str, Any]]:
         with self._lock:
-            return self.conn.execute(sql, params).fetchall()
+            cur = self.conn.cursor()
+            cur.row_factory = None          # tuples, then the column names once per query
+            cur.execute(sql, params)
+            rows = cur.fetchall()
+            names = [c[0] for c in cur.description or ()]
+        return [dict(zip(names, row)) for row in rows]
 
     def one(self, sql: str, params: Iterable[Any] | dict[str, Any] = ()) -> dict[str, Any] | None:
         with self._lock:
