@@ -25,6 +25,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -66,6 +67,39 @@ per city) holds 2."""
 MAX_ATTEMPTS = 60
 
 
+CACHED_ROWS = 100_000
+
+
+class CachedQueries:
+    """The world with its recent query results kept (at most `limit` rows, the least recently
+    asked dropped first): a task's draws ask the same questions again and again (four hard
+    tasks of the paper world: 1,176 queries, 323 distinct, 1.5 million rows read for 282,000
+    distinct). The world is read-only and no caller changes a row; each caller gets its own
+    list."""
+
+    def __init__(self, world: Any, limit: int = CACHED_ROWS) -> None:
+        self._world = world
+        self._limit = limit
+        self._rows: OrderedDict[Any, list[dict[str, Any]]] = OrderedDict()
+        self._held = 0
+
+    def query(self, sql: str, params: Any = ()) -> list[dict[str, Any]]:
+        key = (sql, tuple(sorted(params.items())) if isinstance(params, dict)
+               else tuple(params))
+        rows = self._rows.get(key)
+        if rows is None:
+            rows = self._rows[key] = self._world.query(sql, params)
+            self._held += len(rows)
+            while self._held > self._limit and len(self._rows) > 1:
+                self._held -= len(self._rows.popitem(last=False)[1])
+        else:
+            self._rows.move_to_end(key)
+        return list(rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._world, name)
+
+
 def _rng(seed: int, size: str, index: int, attempt: int) -> random.Random:
     return random.Random(f"{seed}/{size}/task/{index}/{attempt}")
 
@@ -80,6 +114,7 @@ def mix_of(size: str, mix: str | None) -> tuple[tuple[str, str], ...]:
 def iter_tasks(world: Any, seed: int, size: str, count: int, mix: str | None = None,
                indices: Iterable[int] | None = None) -> Iterator[TripTask]:
     """Tasks 0..count-1 (or `indices`) in order; each depends only on (seed, size, index)."""
+    world = CachedQueries(world)
     facts = WorldFacts(world)
     checker = Checker(world, FACTOR.get(size, 4.0))
     order = mix_of(size, mix)

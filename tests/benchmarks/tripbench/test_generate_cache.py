@@ -1,0 +1,38 @@
+"""The generator's query cache: the same rows as the world, a fresh list per caller, bounded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evaluator.benchmarks.tripbench.synthesis.generate import CachedQueries
+from evaluator.benchmarks.tripbench.world import open_world
+
+
+class Counting:
+    def __init__(self, world) -> None:
+        self.world, self.calls, self.path = world, 0, world.path
+
+    def query(self, sql, params=()):
+        self.calls += 1
+        return self.world.query(sql, params)
+
+
+def test_cached_queries(world_path: Path) -> None:
+    with open_world(world_path) as world:
+        inner = Counting(world)
+        cached = CachedQueries(inner, limit=30)
+        sql = "SELECT id, name FROM hotels WHERE city_id = ? ORDER BY id"
+        city = world.query("SELECT city_id FROM hotels LIMIT 1")[0]["city_id"]
+        first = cached.query(sql, [city])
+        assert first == world.query(sql, [city]) and first
+        first.append({"id": "mine"})                     # a caller's list is its own
+        again = cached.query(sql, (city,))
+        assert again == world.query(sql, [city]) and inner.calls == 1
+        named = cached.query("SELECT id FROM hotels WHERE city_id = :c", {"c": city})
+        assert named == cached.query("SELECT id FROM hotels WHERE city_id = :c", {"c": city})
+        assert inner.calls == 2
+        everything = cached.query("SELECT id FROM hotels")      # more rows than the limit
+        assert len(everything) > 30
+        cached.query(sql, [city])                        # dropped to make room: asked again
+        assert inner.calls == 4
+        assert cached.path == world.path                 # everything else is the world's
