@@ -56,6 +56,11 @@ class Trip(TripMeta):
         first, last = date.fromisoformat(self.start_date), date.fromisoformat(self.end_date)
         return [(first + timedelta(days=i)).isoformat() for i in range((last - first).days + 1)]
 
+    def day_count(self) -> int:
+        """len(dates()), without building them."""
+        return max(0, (date.fromisoformat(self.end_date)
+                       - date.fromisoformat(self.start_date)).days + 1)
+
     def leg_dates(self) -> list[str | None]:
         """Each leg's date when every stay gives its nights; else None beyond the ends."""
         legs: list[str | None] = [self.start_date] + [None] * len(self.stays)

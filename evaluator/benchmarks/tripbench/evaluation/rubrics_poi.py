@@ -220,7 +220,7 @@ def _pet_accepts(e: PetFriendly, row: Row, ctx: Ctx) -> bool:
 
 def _people_nights(ctx: Ctx) -> tuple[int, int]:
     trip = ctx.trip
-    return (trip.number_of_people, max(1, len(trip.dates()) - 1)) if trip else (1, 1)
+    return (trip.number_of_people, max(1, trip.day_count() - 1)) if trip else (1, 1)
 
 
 def _room_value(e: HotelCost, row: Row, ctx: Ctx) -> float:

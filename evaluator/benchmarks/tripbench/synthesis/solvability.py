@@ -80,7 +80,9 @@ class Checker:
         for e in specs:
             d = rubrics.definition(e)
             g = self.generate(e, trip)
-            pool = kinds.setdefault(g.kind, set(self.base(g.kind, trip)))
+            pool = kinds.get(g.kind)
+            if pool is None:        # (setdefault would build the set for every rubric)
+                pool = kinds[g.kind] = set(self.base(g.kind, trip))
             if d.mode in ("all", "custom") and d.filters:
                 pool -= set(g.candidates) - set(g.feasible)
             else:   # containment, "any", or a preference that needs its first value
@@ -98,7 +100,8 @@ class Checker:
                 needs.append((d.kind, f"{d.name} {value!r}",
                               pool & set(self.generate(one, trip).feasible)))
         for kind in POI_KINDS:
-            kinds.setdefault(kind, set(self.base(kind, trip)))
+            if kind not in kinds:
+                kinds[kind] = set(self.base(kind, trip))
         return kinds, needs
 
     def check(self, trip: Trip, specs: list[RubricParams]) -> Solvability:
@@ -127,15 +130,29 @@ class Checker:
             if kind not in kinds:
                 continue
             where = self.base(kind, trip)
+            needs = {stay.city: max(1, stay.nights or 1)
+                     if kind in ("attraction", "restaurant") else 1 for stay in trip.stays}
+            short: dict[str, int] = {}     # city id -> how many more it needs
+            for city, need in needs.items():
+                cid = ids.get(city, "")
+                short[cid] = max(short.get(cid, 0), need)
+            hotels = kinds.get("hotel") if kind == "room" else None
             per_city: dict[str, int] = {}
             for i in kinds[kind]:
                 info = where.get(i)
-                if info is None or (kind == "room" and "hotel" in kinds
-                                    and info[1] not in kinds["hotel"]):
+                if info is None or (hotels is not None and info[1] not in hotels):
                     continue
                 per_city[info[0]] = per_city.get(info[0], 0) + 1
+                left = short.get(info[0])
+                if left is not None:
+                    if left <= 1:
+                        del short[info[0]]
+                        if not short:        # every stay has enough: no need to count on
+                            break
+                    else:
+                        short[info[0]] = left - 1
             for stay in trip.stays:
-                need = max(1, stay.nights or 1) if kind in ("attraction", "restaurant") else 1
+                need = needs[stay.city]
                 have = per_city.get(ids.get(stay.city, ""), 0)
                 if have < need:
                     return f"{kind}: {have} left in {stay.city}, {need} needed"
