@@ -91,7 +91,12 @@ def _lookup(module: str, name: str) -> Any:
     import importlib
     import sys
 
-    return getattr(sys.modules.get(module) or importlib.import_module(module), name)
+    found = sys.modules.get(module)
+    if found is None or getattr(getattr(found, "__spec__", None), "_initializing", False):
+        # not imported, or another thread is importing it now: import_module waits for that
+        # import to finish (the half-built module in sys.modules may lack `name` yet)
+        found = importlib.import_module(module)
+    return getattr(found, name)
 
 
 class DeferredEnvironment:
