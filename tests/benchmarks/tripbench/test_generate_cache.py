@@ -1,4 +1,5 @@
-"""The generator's query cache: the same rows as the world, a fresh list per caller, bounded."""
+"""The generator's query cache (the same rows as the world, a fresh list per caller, bounded)
+and its shares of tasks per worker process."""
 
 from __future__ import annotations
 
@@ -36,3 +37,15 @@ def test_cached_queries(world_path: Path) -> None:
         cached.query(sql, [city])                        # dropped to make room: asked again
         assert inner.calls == 4
         assert cached.path == world.path                 # everything else is the world's
+
+
+def test_balanced_shares() -> None:
+    from evaluator.benchmarks.tripbench.synthesis.generate import balanced_shares
+
+    shares = balanced_shares(400, 2, 8)
+    assert sorted(i for share in shares for i in share) == list(range(400))
+    for share in shares:          # each worker: 25 of each of the 8 positions of the mix
+        assert [sum(1 for i in share if i % 8 == p) for p in range(8)] == [25] * 8
+    three = balanced_shares(7 * 9, 3, 7)
+    assert [len(s) for s in three] == [21, 21, 21]
+    assert all({i % 7 for i in s} == set(range(7)) for s in three)
