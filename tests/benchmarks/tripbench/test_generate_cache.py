@@ -49,3 +49,21 @@ def test_balanced_shares() -> None:
     three = balanced_shares(7 * 9, 3, 7)
     assert [len(s) for s in three] == [21, 21, 21]
     assert all({i % 7 for i in s} == set(range(7)) for s in three)
+
+
+def test_each_task_gets_its_own_checker(world_path: Path, monkeypatch) -> None:
+    """The solvability caches are per trip; one checker for every task of a worker held them
+    all (60-85 MB a paper task: a 400-task generation ran out of memory)."""
+    from evaluator.benchmarks.tripbench.synthesis import generate
+
+    made = []
+    real = generate.Checker
+
+    def counting(*args, **kwargs):
+        made.append(real(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(generate, "Checker", counting)
+    with open_world(world_path) as world:
+        tasks = list(generate.iter_tasks(world, 0, "small", 3))
+    assert len(tasks) == 3 and len(made) == 3
