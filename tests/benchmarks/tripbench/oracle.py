@@ -64,10 +64,11 @@ def _plans(data: str, indices: list[int], miss_every: int = 0
 
     tasks, world_path = _load(Path(data))
     with open_world(world_path) as world:
-        checker = Checker(world, FACTOR.get(world.meta.get("size", "small"), 4.0))
-        return [(i, opening(tasks[i], world),
+        factor = FACTOR.get(world.meta.get("size", "small"), 4.0)
+        return [(i, opening(tasks[i], world),       # a checker per task: its caches are per trip
                  NO_PLAN if miss_every and i % miss_every == 0
-                 else answer(plan_for(world, checker, tasks[i]))) for i in indices]
+                 else answer(plan_for(world, Checker(world, factor), tasks[i])))
+                for i in indices]
 
 
 def answers(data: Path, workers: int = 1, miss_every: int = 0) -> dict[str, str]:
