@@ -36,16 +36,16 @@ class TripOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         and "Train_id: ... | minimum price: 337.0") or "json" (one JSON object per answer).
     simulator_reply_chars: how much of each agent reply the user simulator sees (0 = all of
         it, as the paper's simulator sees the whole context).
-    tool_runner: where tool calls run: "threads" (worker threads of the run's process),
-        "processes" (worker processes: other cores), "inline" (on the event loop). Scores do
-        not depend on it.
+    tool_runner: where tool calls run: "processes" (worker processes: other cores),
+        "threads" (worker threads of the run's process), "inline" (on the event loop).
+        Scores do not depend on it.
     tool_workers: how many threads or processes (1-64).
     """
 
     protocol: Literal["multi_turn", "single_turn", "no_issue"] = "multi_turn"
     tool_output: Literal["text", "json"] = "text"
     simulator_reply_chars: int = 0
-    tool_runner: Literal["threads", "processes", "inline"] = "threads"
+    tool_runner: Literal["processes", "threads", "inline"] = "processes"
     tool_workers: int = 4
 
     def __post_init__(self) -> None:
