@@ -86,17 +86,21 @@ class EnvironmentFactory(Protocol):
                    simulator_model: str) -> Environment: ...
 
 
-def _lookup(module: str, name: str) -> Any:
-    """`module.name`, the module imported on first use (a dictionary lookup after that)."""
+def _imported(module: str) -> Any:
+    """`module`, imported on first use; when another thread is importing it now, once that
+    import has finished (the half-built module in sys.modules may lack names yet)."""
     import importlib
     import sys
 
     found = sys.modules.get(module)
     if found is None or getattr(getattr(found, "__spec__", None), "_initializing", False):
-        # not imported, or another thread is importing it now: import_module waits for that
-        # import to finish (the half-built module in sys.modules may lack `name` yet)
-        found = importlib.import_module(module)
-    return getattr(found, name)
+        found = importlib.import_module(module)     # waits for another thread's import
+    return found
+
+
+def _lookup(module: str, name: str) -> Any:
+    """`module.name`, the module imported on first use."""
+    return getattr(_imported(module), name)
 
 
 class DeferredEnvironment:
@@ -201,10 +205,15 @@ class ScoreContext:
 def deferred(module: str, name: str) -> Callable[..., Any]:
     """`module.name`, imported on its first call: what a run never calls (a benchmark's report,
     which needs numpy and the kernels; searches over columns; the protocols, judges and tools
-    of the benchmarks a run does not use) stays out of its start-up. Looked up at every call
-    (a dictionary lookup once imported), so a test that replaces `module.name` is heard."""
+    of the benchmarks a run does not use) stays out of its start-up. `name` is looked up at
+    every call (an attribute of the module, held once imported), so a test that replaces
+    `module.name` is heard."""
+    held: list[Any] = []            # the module, once wholly imported
+
     def call(*args: Any, **kwargs: Any) -> Any:
-        return _lookup(module, name)(*args, **kwargs)
+        if not held:
+            held.append(_imported(module))
+        return getattr(held[0], name)(*args, **kwargs)
     call.__name__ = name
     call.__qualname__ = f"deferred({module}.{name})"
     return call
