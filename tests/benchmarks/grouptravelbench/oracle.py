@@ -11,7 +11,7 @@ As a server (`python -m tests.benchmarks.grouptravelbench.oracle --data FILE`) i
 OpenAI-compatible agent endpoint: a request offering tools gets the plan, a request without
 tools gets the table when it ends with a user message (the table refresh) and the plan otherwise
 (a forced reply). The task is the one whose query, context and date are in the
-system prompt. Prints `ORACLE LISTENING <url>` when it accepts connections.
+system prompt. Prints `ORACLE LISTENING <url>` when it accepts connections (oracle_http.py).
 """
 
 from __future__ import annotations
@@ -20,14 +20,12 @@ import argparse
 import copy
 import json
 import re
-import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 from evaluator.benchmarks.grouptravelbench.prompting import PROMPT_DIR
 
-READY = "ORACLE LISTENING "
 _FENCE = re.compile(r"```json\n(.*?)\n[ \t]*```", re.DOTALL)
 _NUMBERS = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8,
             "九": 9, "十": 10}
@@ -275,50 +273,32 @@ def poi_table(tasks: list[Any]) -> dict[str, list[dict[str, Any]]]:
 
 
 def serve(data: Path, port: int) -> None:
-    from aiohttp import web
-
     from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
+
+    from ..oracle_http import serve as serve_answers
 
     tasks = load_grouptravel_file(data).tasks
     table_example, plan_example = prompt_examples()
+
     def find(system: str) -> Any:
         for task in tasks:
             p = task.payload
             if p.query in system and p.context in system and p.time in system:
                 return p
-        raise KeyError("no task matches the system prompt")
+        return None
 
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
+    def answer(body: dict[str, Any]) -> str | None:
         messages = body["messages"]
         payload = find(messages[0]["content"])
+        if payload is None:
+            return None
         if not body.get("tools") and messages[-1]["role"] == "user":  # the table refresh
-            text = json.dumps(oracle_table(payload.user_preferences, table_example),
+            return json.dumps(oracle_table(payload.user_preferences, table_example),
                               ensure_ascii=False)
-        else:
-            text = "```json\n" + json.dumps(oracle_plan(payload, plan_example),
-                                            ensure_ascii=False, indent=1) + "\n```"
-        return web.json_response({
-            "id": "oracle", "object": "chat.completion", "created": 0, "model": "oracle",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
+        return "```json\n" + json.dumps(oracle_plan(payload, plan_example),
+                                        ensure_ascii=False, indent=1) + "\n```"
 
-    async def models(request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "oracle",
-                                                              "object": "model"}]})
-
-    async def health(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    app.router.add_get("/v1/models", models)
-    app.router.add_get("/health", health)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", port))
-    print(f"{READY}http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
-    web.run_app(app, sock=sock, print=None)
+    serve_answers(answer, port)
 
 
 def main() -> None:

@@ -13,17 +13,16 @@ grouptravelbench --data-dir ../shared/data ... --judge --report`):
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Self
 
 import pytest
 
 from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
 
-from .oracle import READY, poi_table
+from ..oracle_http import OracleProcess, cli_env
+from .oracle import poi_table
 
 REPO = Path(__file__).resolve().parents[3]
 DATA_DIR = REPO.parent / "shared" / "data"
@@ -40,37 +39,15 @@ JUDGE_ANSWER = ("<response>" + "".join(
     "</meta_evaluation>")
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = dict(os.environ, AGENTSWEEP_HOME=str(home))
-    env.pop("AGENTSWEEP_PLUGINS", None)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
-                          env=_env(home), capture_output=True, text=True, timeout=300,
+                          env=cli_env(home), capture_output=True, text=True, timeout=300,
                           check=False)
 
 
-class Oracle:
-    def __init__(self, home: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "tests.benchmarks.grouptravelbench.oracle", "--data",
-             str(SAMPLE)], cwd=REPO, env=_env(home), stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        assert line.startswith(READY), line
-        self.url = line[len(READY):].strip()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=10)
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+def _oracle(home: Path) -> OracleProcess:
+    return OracleProcess("tests.benchmarks.grouptravelbench.oracle", "--data", str(SAMPLE),
+                         home=home)
 
 
 def _judge_endpoint(url: str) -> str:
@@ -84,7 +61,7 @@ def test_the_oracle_scores_through_agentsweep_run(tmp_path):
     tasks = load_grouptravel_file(SAMPLE, limit=2).tasks
     poi = tmp_path / "all_poi_by_city.json"
     poi.write_text(json.dumps(poi_table(tasks), ensure_ascii=False, indent=1), "utf-8")
-    with Oracle(tmp_path) as oracle, start_stub("--mode", "text") as stub:
+    with _oracle(tmp_path) as oracle, start_stub("--mode", "text") as stub:
         r = _cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
                  "2", "--trials", "1", "--agent-url", oracle.url, "--agent-model", "oracle",
                  "--engine-url", stub.url, "--poi-table", str(poi), "--out", str(tmp_path),

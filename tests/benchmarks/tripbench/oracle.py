@@ -12,7 +12,7 @@ The task of an agent request is the one whose first turn, said plainly, is the c
 first user message (computed for every task of `--data` at start; two tasks that open alike
 are refused at start). Run: `python -m tests.benchmarks.tripbench.oracle --data DIR` (DIR
 holds `tasks.jsonl` and its world); prints `ORACLE LISTENING <url>` when it accepts
-connections. `--workers N` computes the plans in N processes at start; `--miss-every N`
+connections (oracle_http.py). `--workers N` computes the plans in N processes at start; `--miss-every N`
 answers every Nth task of the file (index 0, N, 2N, ...) with no plan, for a known mix of
 passes and failures.
 """
@@ -21,13 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-READY = "ORACLE LISTENING "
 NO_PLAN = "I am still looking into your trip."
 
 
@@ -90,43 +88,17 @@ def answers(data: Path, workers: int = 1, miss_every: int = 0) -> dict[str, str]
 
 
 def serve(data: Path, port: int, workers: int, miss_every: int = 0) -> None:
-    from aiohttp import web
+    from ..oracle_http import serve as serve_answers
 
     by_opening = answers(data, workers, miss_every)
 
-    def reply(text: str) -> web.Response:
-        return web.json_response({
-            "id": "oracle", "object": "chat.completion", "created": 0, "model": "oracle",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": text}}],
-            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
-
-    async def chat(request: web.Request) -> web.Response:
-        body = await request.json()
+    def answer(body: dict[str, Any]) -> str | None:
         if not body.get("tools"):                   # the user simulator
-            return reply("")
+            return ""
         first = next(m["content"] for m in body["messages"] if m["role"] == "user")
-        text = by_opening.get(first)
-        if text is None:
-            return web.json_response({"error": {"message": "no task opens like this"}},
-                                     status=400)
-        return reply(text)
+        return by_opening.get(first)
 
-    async def models(request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": "oracle",
-                                                              "object": "model"}]})
-
-    async def health(request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    app = web.Application()
-    app.router.add_post("/v1/chat/completions", chat)
-    app.router.add_get("/v1/models", models)
-    app.router.add_get("/health", health)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", port))
-    print(f"{READY}http://127.0.0.1:{sock.getsockname()[1]}/v1", flush=True)
-    web.run_app(app, sock=sock, print=None)
+    serve_answers(answer, port)
 
 
 def main() -> None:

@@ -6,47 +6,28 @@ null agent's run (test_run_cli.py: no plan) scores 0."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-from .oracle import READY
+from ..oracle_http import OracleProcess, cli_env
 
 REPO = Path(__file__).resolve().parents[3]
 
 
-def _env(home: Path) -> dict[str, str]:
-    env = dict(os.environ, AGENTSWEEP_HOME=str(home))
-    env.pop("AGENTSWEEP_PLUGINS", None)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return env
-
-
 def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
-                          env=_env(home), capture_output=True, text=True, timeout=300,
+                          env=cli_env(home), capture_output=True, text=True, timeout=300,
                           check=False)
 
 
 def _run_with_oracle(data: Path, name: str, home: Path, *oracle_args: str
                      ) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.benchmarks.tripbench.oracle",
-                             "--data", str(data), *oracle_args], cwd=REPO, env=_env(home),
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline()
-        assert line.startswith(READY), line
-        url = line[len(READY):].strip()
-        return _cli("run", "--bench", "tripbench", "--data", str(data), "--engine-url", url,
-                    "--out", str(home / "runs"), "--name", name, "--judge", "--report",
-                    "--progress", "off", home=home)
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
-        if proc.stdout is not None:
-            proc.stdout.close()
+    with OracleProcess("tests.benchmarks.tripbench.oracle", "--data", str(data), *oracle_args,
+                       home=home) as oracle:
+        return _cli("run", "--bench", "tripbench", "--data", str(data), "--engine-url",
+                    oracle.url, "--out", str(home / "runs"), "--name", name, "--judge",
+                    "--report", "--progress", "off", home=home)
 
 
 def test_the_oracle_scores_every_group_through_agentsweep_run(tmp_path: Path) -> None:
