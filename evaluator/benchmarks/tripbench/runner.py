@@ -115,10 +115,17 @@ class _Processes:
     async def _start(self) -> None:
         if self._starting is None:
             self._starting = asyncio.ensure_future(self._start_all())
-        await asyncio.shield(self._starting)
+        starting = self._starting
+        try:
+            await asyncio.shield(starting)
+        except Exception:
+            if self._starting is starting:   # a failed start (e.g. out of file descriptors)
+                self._starting = None        # is tried again at the next call
+            raise
 
     async def _start_all(self) -> None:
-        self.links = [await self._spawn() for _ in range(self.workers)]
+        while len(self.links) < self.workers:   # the ones started stay if a later one fails
+            self.links.append(await self._spawn())
 
     async def _pick(self) -> _Link:
         if len(self.links) < self.workers:

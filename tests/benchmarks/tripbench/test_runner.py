@@ -128,3 +128,28 @@ def test_runner_kinds() -> None:
     with pytest.raises(ValueError, match="processes, threads"):
         ToolRunner(1, "fibres")
     assert ToolRunner(0, "threads").workers == 1
+
+
+async def test_a_failed_start_is_tried_again(world_path: Path, monkeypatch) -> None:
+    import subprocess
+
+    real = subprocess.Popen
+    starts = []
+
+    def second_fails(*args, **kwargs):
+        starts.append(1)
+        if len(starts) == 2:
+            raise OSError(24, "Too many open files")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", second_fails)
+    runner = ToolRunner(2, "processes")
+    with open_world(world_path) as world:
+        try:
+            with pytest.raises(OSError, match="Too many open files"):
+                await runner.call(world, *CALLS[0], "text")
+            assert len(runner.impl.links) == 1             # the first worker is kept
+            result, _ = await runner.call(world, *CALLS[0], "text")
+            assert result.content.startswith("Hangzhou: ") and len(runner.impl.links) == 2
+        finally:
+            runner.close()
