@@ -130,11 +130,11 @@ class Checker:
             if kind not in kinds:
                 continue
             where = self.base(kind, trip)
-            needs = {stay.city: max(1, stay.nights or 1)
-                     if kind in ("attraction", "restaurant") else 1 for stay in trip.stays}
+            needs = [max(1, stay.nights or 1) if kind in ("attraction", "restaurant") else 1
+                     for stay in trip.stays]
             short: dict[str, int] = {}     # city id -> how many more it needs
-            for city, need in needs.items():
-                cid = ids.get(city, "")
+            for stay, need in zip(trip.stays, needs, strict=True):
+                cid = ids.get(stay.city, "")
                 short[cid] = max(short.get(cid, 0), need)
             hotels = kinds.get("hotel") if kind == "room" else None
             per_city: dict[str, int] = {}
@@ -151,8 +151,7 @@ class Checker:
                             break
                     else:
                         short[info[0]] = left - 1
-            for stay in trip.stays:
-                need = needs[stay.city]
+            for stay, need in zip(trip.stays, needs, strict=True):
                 have = per_city.get(ids.get(stay.city, ""), 0)
                 if have < need:
                     return f"{kind}: {have} left in {stay.city}, {need} needed"
