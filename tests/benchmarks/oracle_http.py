@@ -1,5 +1,6 @@
-"""What the scripted oracle agents share: an OpenAI-compatible endpoint around a function that
-answers a chat request's body, and starting one as a process for `agentsweep run`.
+"""What the scripted oracle agents and their CLI tests share: an OpenAI-compatible endpoint
+around a function that answers a chat request's body, starting one as a process, and running
+`agentsweep` (`python -m evaluator.cli`) the way those tests do.
 
 The endpoint (127.0.0.1, `port` 0 = any free one) prints `ORACLE LISTENING <url>` when it
 accepts connections; a body the function cannot answer (it returns None) gets HTTP 400.
@@ -58,6 +59,13 @@ def cli_env(home: Path) -> dict[str, str]:
     env.pop("AGENTSWEEP_PLUGINS", None)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
     return env
+
+
+def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
+    """`agentsweep ARGS...` from this checkout with `cli_env(home)`; output captured."""
+    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
+                          env=cli_env(home), capture_output=True, text=True, timeout=300,
+                          check=False)
 
 
 class OracleProcess:

@@ -13,15 +13,13 @@ grouptravelbench --data-dir ../shared/data ... --judge --report`):
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from evaluator.benchmarks.grouptravelbench.data import load_grouptravel_file
 
-from ..oracle_http import OracleProcess, cli_env
+from ..oracle_http import OracleProcess, run_cli
 from .oracle import poi_table
 
 REPO = Path(__file__).resolve().parents[3]
@@ -37,12 +35,6 @@ JUDGE_ANSWER = ("<response>" + "".join(
     f"<{d}><reasoning>ok</reasoning><rating>Good</rating></{d}>" for d in DIMS)
     + "</response><meta_evaluation><reasoning>sound</reasoning><rating>Good</rating>"
     "</meta_evaluation>")
-
-
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
-                          env=cli_env(home), capture_output=True, text=True, timeout=300,
-                          check=False)
 
 
 def _oracle(home: Path) -> OracleProcess:
@@ -62,11 +54,11 @@ def test_the_oracle_scores_through_agentsweep_run(tmp_path):
     poi = tmp_path / "all_poi_by_city.json"
     poi.write_text(json.dumps(poi_table(tasks), ensure_ascii=False, indent=1), "utf-8")
     with _oracle(tmp_path) as oracle, start_stub("--mode", "text") as stub:
-        r = _cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
-                 "2", "--trials", "1", "--agent-url", oracle.url, "--agent-model", "oracle",
-                 "--engine-url", stub.url, "--poi-table", str(poi), "--out", str(tmp_path),
-                 "--name", "oracle", "--set", _judge_endpoint(stub.url), "--judge", "--report",
-                 "--progress", "off", home=tmp_path)
+        r = run_cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
+                    "2", "--trials", "1", "--agent-url", oracle.url, "--agent-model", "oracle",
+                    "--engine-url", stub.url, "--poi-table", str(poi), "--out", str(tmp_path),
+                    "--name", "oracle", "--set", _judge_endpoint(stub.url), "--judge", "--report",
+                    "--progress", "off", home=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "oracle"
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
@@ -98,13 +90,13 @@ def test_a_run_without_the_poi_table_is_recorded_as_a_deviation(tmp_path):
     choice = json.dumps([["web_search", {"query": "Xian snacks"}]])
     with start_stub("--mode", "tool", "--tool-turns", "1") as stub, \
             start_stub("--mode", "schema") as judge:
-        r = _cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
-                 "1", "--engine-url", stub.url, "--out", str(tmp_path), "--name", "gtb",
-                 "--set", f'judge.endpoints=[{{base_url="{judge.url}"}}]',
-                 "--set", "judge.structured_output=true",  # the paper profile reads free text
-                 "--set", f"agent.endpoint.extra_headers={{'X-Stub-Tool-Choices' = '{choice}'}}",
-                 "--set", "options.poi_table=none",
-                 "--judge", "--report", "--progress", "off", home=tmp_path)
+        r = run_cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
+                    "1", "--engine-url", stub.url, "--out", str(tmp_path), "--name", "gtb",
+                    "--set", f'judge.endpoints=[{{base_url="{judge.url}"}}]',
+                    "--set", "judge.structured_output=true",  # the paper profile reads free text
+                    "--set", f"agent.endpoint.extra_headers={{'X-Stub-Tool-Choices' = '{choice}'}}",
+                    "--set", "options.poi_table=none",
+                    "--judge", "--report", "--progress", "off", home=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "gtb"
     records = [json.loads(x) for x in (run / "episodes.jsonl").read_text().splitlines()]
@@ -138,7 +130,7 @@ def test_a_run_without_the_poi_table_is_recorded_as_a_deviation(tmp_path):
 def test_the_paper_profile_needs_the_poi_table_and_a_broken_one_is_named(tmp_path):
     base = ("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit", "1",
             "--engine-url", "http://127.0.0.1:9/v1", "--out", str(tmp_path), "--check")
-    r = _cli(*base, home=tmp_path)
+    r = run_cli(*base, home=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert "no POI table" in r.stderr and "--poi-table PATH" in r.stderr
     assert "--set options.poi_table=none" in r.stderr
@@ -147,13 +139,13 @@ def test_the_paper_profile_needs_the_poi_table_and_a_broken_one_is_named(tmp_pat
     bad.write_text('{"西安市": [\n {"name": "大雁塔", "poi_type": "attractions"},\n'
                    ' {"name": "碑林", "opening_hours": {"rules": [{"weekdays": [8]}]}}\n]}',
                    "utf-8")
-    r = _cli(*base, "--poi-table", str(bad), home=tmp_path)
+    r = run_cli(*base, "--poi-table", str(bad), home=tmp_path)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
     assert f"{bad}:3: field `西安市[1].opening_hours.rules[0].weekdays`" in r.stderr
-    ok = _cli(*base, "--set", "options.poi_table=none", home=tmp_path)
+    ok = run_cli(*base, "--set", "options.poi_table=none", home=tmp_path)
     assert ok.returncode == 0, ok.stderr
     assert "GU/GF/PV without POI table" in ok.stdout
-    r = _cli("data", "check", str(bad), home=tmp_path)
+    r = run_cli("data", "check", str(bad), home=tmp_path)
     assert r.returncode == 1
     assert f"{bad}:3: field `西安市[1].opening_hours.rules[0].weekdays`: must be a list of 1..7" \
         in r.stdout

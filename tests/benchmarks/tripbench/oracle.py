@@ -12,9 +12,9 @@ The task of an agent request is the one whose first turn, said plainly, is the c
 first user message (computed for every task of `--data` at start; two tasks that open alike
 are refused at start). Run: `python -m tests.benchmarks.tripbench.oracle --data DIR` (DIR
 holds `tasks.jsonl` and its world); prints `ORACLE LISTENING <url>` when it accepts
-connections (oracle_http.py). `--workers N` computes the plans in N processes at start; `--miss-every N`
-answers every Nth task of the file (index 0, N, 2N, ...) with no plan, for a known mix of
-passes and failures.
+connections (oracle_http.py). `--workers N` computes the plans in N processes at start;
+`--miss-every N` answers every Nth task of the file (index 0, N, 2N, ...) with no plan, for a
+known mix of passes and failures.
 """
 
 from __future__ import annotations

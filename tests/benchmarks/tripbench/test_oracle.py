@@ -7,33 +7,24 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
-from ..oracle_http import OracleProcess, cli_env
-
-REPO = Path(__file__).resolve().parents[3]
-
-
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
-                          env=cli_env(home), capture_output=True, text=True, timeout=300,
-                          check=False)
+from ..oracle_http import OracleProcess, run_cli
 
 
 def _run_with_oracle(data: Path, name: str, home: Path, *oracle_args: str
                      ) -> subprocess.CompletedProcess[str]:
     with OracleProcess("tests.benchmarks.tripbench.oracle", "--data", str(data), *oracle_args,
                        home=home) as oracle:
-        return _cli("run", "--bench", "tripbench", "--data", str(data), "--engine-url",
-                    oracle.url, "--out", str(home / "runs"), "--name", name, "--judge",
-                    "--report", "--progress", "off", home=home)
+        return run_cli("run", "--bench", "tripbench", "--data", str(data), "--engine-url",
+                       oracle.url, "--out", str(home / "runs"), "--name", name, "--judge",
+                       "--report", "--progress", "off", home=home)
 
 
 def test_the_oracle_scores_every_group_through_agentsweep_run(tmp_path: Path) -> None:
     data = tmp_path / "trip"
-    g = _cli("data", "tripbench", "generate", "--seed", "3", "--out", str(data), "--tasks",
-             "7", home=tmp_path)
+    g = run_cli("data", "tripbench", "generate", "--seed", "3", "--out", str(data), "--tasks",
+                "7", home=tmp_path)
     assert g.returncode == 0, g.stderr[-3000:]
     r = _run_with_oracle(data, "oracle", tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]

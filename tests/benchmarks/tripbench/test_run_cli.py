@@ -9,53 +9,41 @@ server."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 from evaluator.benchmarks.tripbench.protocol import PROMPT_VERSION
 
-REPO = Path(__file__).resolve().parents[3]
-
-
-def _cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, AGENTSWEEP_HOME=str(home))
-    env.pop("AGENTSWEEP_PLUGINS", None)
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=300, check=False)
+from ..oracle_http import run_cli
 
 
 def test_generate_run_judge_report(tmp_path):
     from perf.stub_server import start_stub
 
     data = tmp_path / "trip"
-    g = _cli("data", "tripbench", "generate", "--seed", "0", "--out", str(data), "--tasks", "7",
-             home=tmp_path)
+    g = run_cli("data", "tripbench", "generate", "--seed", "0", "--out", str(data), "--tasks", "7",
+                home=tmp_path)
     assert g.returncode == 0, g.stderr[-3000:]
     assert (data / "world.sqlite").is_file() and (data / "tasks.jsonl").is_file()
     assert "easy 1, mid 1, hard 1, LIT 1, FIT 1, AIS 1, PMR 1" in g.stdout
-    again = _cli("data", "tripbench", "generate", "--out", str(data), home=tmp_path)
+    again = run_cli("data", "tripbench", "generate", "--out", str(data), home=tmp_path)
     assert again.returncode == 2 and "--force" in again.stderr
 
     choice = json.dumps([["get_city_center_coords", {"city_name": "Shanghai"}]])
     said = json.dumps({"instruction_ids": ["TRIP"], "user_query": "Please plan my trip."})
     with start_stub("--mode", "tool", "--tool-turns", "2") as stub:
-        r = _cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "1",
-                 "--subset", "easy,mid,LIT,hard-pmr",
-                 "--engine-url", stub.url, "--out", str(tmp_path / "runs"), "--name", "tb",
-                 "--set", f"agent.endpoint.extra_headers={{'X-Stub-Tool-Choices' = '{choice}'}}",
-                 "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
-                          f"'X-Stub-Replies' = '{said}'}}",
-                 "--judge", "--report", "--progress", "off", home=tmp_path)
+        r = run_cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "1",
+                    "--subset", "easy,mid,LIT,hard-pmr",
+                    "--engine-url", stub.url, "--out", str(tmp_path / "runs"), "--name", "tb",
+                    "--set", f"agent.endpoint.extra_headers={{'X-Stub-Tool-Choices' = '{choice}'}}",
+                    "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
+                             f"'X-Stub-Replies' = '{said}'}}",
+                    "--judge", "--report", "--progress", "off", home=tmp_path)
         # table 5's single-turn protocol through the run's [options]: a recorded deviation
-        one = _cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "1",
-                   "--subset", "mid", "--engine-url", stub.url, "--out", str(tmp_path / "runs"),
-                   "--name", "single", "--set", "options.protocol=single_turn",
-                   "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
-                            f"'X-Stub-Replies' = '{said}'}}",
-                   "--progress", "off", home=tmp_path)
+        one = run_cli("run", "--bench", "tripbench", "--data", str(data), "--limit", "1",
+                      "--subset", "mid", "--engine-url", stub.url, "--out", str(tmp_path / "runs"),
+                      "--name", "single", "--set", "options.protocol=single_turn",
+                      "--set", "user.endpoint.extra_headers={'X-Stub-Mode' = 'text', "
+                               f"'X-Stub-Replies' = '{said}'}}",
+                      "--progress", "off", home=tmp_path)
     assert one.returncode == 0, one.stderr[-3000:]
     single = json.loads((tmp_path / "runs" / "single" / "episodes.jsonl").read_text())
     assert single["extra"]["protocol"] == "single_turn" and single["n_user_turns"] == 1
@@ -102,7 +90,7 @@ def test_generate_run_judge_report(tmp_path):
     assert "tripbench" in json.dumps(manifest)
     # judging again later needs no server: the benchmark's judges are rule checks only
     (run / "judgements.jsonl").unlink()
-    j = _cli("judge", str(run), home=tmp_path)
+    j = run_cli("judge", str(run), home=tmp_path)
     assert j.returncode == 0, j.stderr[-3000:]
     assert "judged 4 (0 judge errors)" in j.stdout
     assert "tripbench  strict 0.0%  loose 0.0% over 4 episodes" in j.stdout
