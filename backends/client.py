@@ -45,7 +45,7 @@ from .http import (
     target_of,
 )
 from .progress_watch import ProgressWatch
-from .types import ChatMessage, ChatResponse, Endpoint, SamplingParams
+from .types import ChatMessage, ChatResponse, Endpoint, SamplingParams, api_key_of
 
 __all__ = [
     "ChatClient",
@@ -139,8 +139,9 @@ class ChatClient:
         self.keepalive_timeout_s = keepalive_timeout_s
         self.stats = ClientStats()
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if endpoint.api_key:
-            headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        api_key = api_key_of(endpoint)  # MissingApiKey before any request
+        if api_key:
+            headers["Authorization"] = f"Bearer {api_key}"
         headers.update(endpoint.extra_headers)
         self._headers = header_lines(headers)  # sent with every request, encoded once
         self._chat_target = target_of(self.chat_url)

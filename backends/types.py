@@ -8,6 +8,7 @@ byte-identical prefixes).
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any
 
 import msgspec
@@ -18,6 +19,7 @@ Probability = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]   # top_p: (0, 1]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
 AtLeastOne = Annotated[int, msgspec.Meta(ge=1)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
+EnvName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
 
 
 class FunctionCall(msgspec.Struct, omit_defaults=True):
@@ -102,15 +104,39 @@ class Endpoint(msgspec.Struct, omit_defaults=True, frozen=True):
     base_url: OpenAI-compatible root, e.g. "http://10.0.0.5:8000/v1". The special value
     "embedded" means the embedded vLLM engine started by agentsweep itself.
     model: the served model name; empty means "the first model the server lists".
+    api_key: the bearer token itself (a run records it with its config).
+    api_key_env: the name of an environment variable that holds the token instead: read when a
+        client is built (`api_key_of`), so only the name is recorded. One of the two at most.
     Bounds (checked when converted from a config): timeout_s > 0, max_retries >= 0.
     """
 
     base_url: str = "embedded"
     model: str = ""
     api_key: str | None = None
+    api_key_env: EnvName | None = None
     timeout_s: Positive = 600.0
     max_retries: Count = 6
     extra_headers: dict[str, str] = msgspec.field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.api_key is not None and self.api_key_env is not None:
+            raise ValueError("give api_key or api_key_env, not both")
+
+
+class MissingApiKey(ValueError):
+    """An endpoint's `api_key_env` names a variable that is unset or empty."""
+
+
+def api_key_of(endpoint: Endpoint) -> str | None:
+    """The endpoint's bearer token: the value of its `api_key_env` variable (read now), else its
+    `api_key`; None = none. Raises MissingApiKey when the variable is unset or empty."""
+    name = endpoint.api_key_env
+    if name is None:
+        return endpoint.api_key
+    value = os.environ.get(name, "")
+    if not value:
+        raise MissingApiKey(f"the environment variable {name} (api_key_env) is not set")
+    return value
 
 
 JSONObject = dict[str, Any]

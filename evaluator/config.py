@@ -11,14 +11,16 @@ reference (docstrings and defaults) generated from the classes below.
 from __future__ import annotations
 
 import copy
+import os
 import re
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
 
-from backends.types import NonNegative, SamplingParams
+from backends.types import Endpoint, NonNegative, SamplingParams
 from cache_store.sandbox import SandboxSettings
 from evaluator import catalog
 from evaluator import config_check as check
@@ -184,7 +186,41 @@ def load_config(
         what = ("an integer in TOML's 64-bit range is needed" if isinstance(bad[1], int)
                 else "a finite number is needed")
         raise located(f"{what}, got {bad[1]}", source, text, origins, bad[0])
+    unset = unset_api_key(config)
+    if unset is not None:
+        raise located(f"the environment variable {unset[1]} is not set (the API key is read "
+                      "from it when the run starts; only its name is recorded)", source, text,
+                      origins, unset[0])
     return _resolve_options(config, source, text, origins), text
+
+
+ROLES = ("agent", "user", "tool_simulator", "judge")
+
+
+def role_endpoints(config: RunConfig,
+                   roles: tuple[str, ...] = ROLES) -> Iterator[tuple[str, Endpoint]]:
+    """(dotted field, endpoint) of every endpoint table of `roles`: each role's `endpoint` and
+    replica tables, the judge's `endpoints`."""
+    for role in roles:
+        if role == "judge":
+            for i, ep in enumerate(config.judge.endpoints):
+                yield f"judge.endpoints[{i}]", ep
+            continue
+        rc: RoleConfig = getattr(config, role)
+        yield f"{role}.endpoint", rc.endpoint
+        for i, r in enumerate(rc.replicas):
+            if not isinstance(r, str):
+                yield f"{role}.replicas[{i}]", r
+
+
+def unset_api_key(config: RunConfig,
+                  roles: tuple[str, ...] = ROLES) -> tuple[str, str] | None:
+    """(dotted `api_key_env` field, variable) of the first endpoint of `roles` whose key
+    variable is unset or empty in this process's environment; None when all are there."""
+    for field, ep in role_endpoints(config, roles):
+        if ep.api_key_env is not None and not os.environ.get(ep.api_key_env):
+            return f"{field}.api_key_env", ep.api_key_env
+    return None
 
 
 def _resolve_options(config: RunConfig, source: str, text: str,

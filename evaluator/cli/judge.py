@@ -86,6 +86,16 @@ def _run_config(run_dir: Path, overrides: dict[str, Any] | None = None) -> Any:
         raise ValueError(f"judge setting override ({', '.join(sorted(overrides))}): {exc}") from None
 
 
+def _check_keys(run_dir: Path, config: Any) -> None:
+    """The judge endpoints' `api_key_env` variables are set (ValueError naming the first)."""
+    from evaluator.config import unset_api_key
+
+    unset = unset_api_key(config, ("judge",))
+    if unset is not None:
+        raise ValueError(f"{run_dir / 'config.toml'}: field `{unset[0]}`: the environment "
+                         f"variable {unset[1]} is not set (the judge's API key is read from it)")
+
+
 def run_benchmark(run_dir: Path, config: Any) -> Any:
     """The run's Benchmark (the manifest's, else its data's); None when not registered."""
     from evaluator import benchmarks
@@ -179,6 +189,7 @@ def run_judge(args: argparse.Namespace) -> int:
         new = _new_overrides(args.set)
         overrides = {**read_overrides(run_dir), **new}
         config = _run_config(run_dir, overrides)
+        _check_keys(run_dir, config)
         settings = judge_settings_for(config, args)
         bench = run_benchmark(run_dir, config)
         prompts = run_prompt_set(config, bench)

@@ -80,8 +80,8 @@ class Resources:
         return sum(c.stats.fd_exhausted for c in clients)
 
     def client(self, ep: Endpoint, max_connections: int) -> ChatClient:
-        key = (ep.base_url, ep.api_key, tuple(sorted(ep.extra_headers.items())), ep.timeout_s,
-               ep.max_retries)
+        key = (ep.base_url, ep.api_key, ep.api_key_env, tuple(sorted(ep.extra_headers.items())),
+               ep.timeout_s, ep.max_retries)
         c = self.clients.get(key)
         if c is None:
             # within the open-file limit; admission_for() says so when the caps must shrink
@@ -206,6 +206,8 @@ def replica_specs(ep: Endpoint, replicas: list[Any]) -> list[Any]:
             continue
         changed = {f: getattr(r, f) for f in Endpoint.__struct_fields__ if f != "base_url"
                    and getattr(r, f) != getattr(Endpoint(), f)}
+        if "api_key" in changed or "api_key_env" in changed:  # the table's key, not the role's
+            changed = {"api_key": None, "api_key_env": None, **changed}
         specs.append(ReplicaSpec(msgspec.structs.replace(ep, base_url=r.base_url, **changed),
                                  weight=getattr(r, "weight", 1.0)))
     return specs

@@ -130,6 +130,17 @@ def _load(request: RunRequest) -> tuple[RunConfig, str, Path, Any]:
     return msgspec.structs.replace(config, name=name), text, run_dir, None
 
 
+def _note_literal_keys(config: RunConfig) -> None:
+    """A key given in the config itself is recorded with it: say so, and what keeps it out."""
+    from evaluator.config import role_endpoints
+
+    fields = [f"{field}.api_key" for field, ep in role_endpoints(config) if ep.api_key]
+    if fields:
+        print(f"note: {', '.join(fields)} will be written into the run directory (config.toml, "
+              "manifest.json); `api_key_env = \"VARIABLE\"` reads the key from the environment "
+              "and records only the variable's name", file=sys.stderr)
+
+
 def _judge_overrides(run_dir: Path) -> dict[str, Any]:
     from evaluator.judges.overrides import OverrideError, read_overrides
 
@@ -165,6 +176,8 @@ async def run_sweep(request: RunRequest) -> SweepResult:
         config, text, run_dir, manifest = _load(request)
     except (ConfigError, FileNotFoundError, ValueError) as exc:
         raise SweepError(str(exc)) from None
+    if manifest is None:
+        _note_literal_keys(config)
     taskset, bench, domains = _tasks(config)
     prompt_set = prompt_set_for(config.prompts, bench)
     try:
