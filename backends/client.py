@@ -37,13 +37,13 @@ from .errors import HTTPStatusError, MalformedResponse, RequestTimeout, RetriesE
 from .fdlimit import is_fd_exhaustion
 from .http import (
     HttpConnection,
-    HttpPool,
     HttpResponse,
     Target,
     header_lines,
     request_bytes,
     target_of,
 )
+from .http_pool import HttpPool
 from .progress_watch import ProgressWatch
 from .types import ChatMessage, ChatResponse, Endpoint, SamplingParams, api_key_of
 

@@ -13,7 +13,8 @@ import pytest
 
 from backends.client import ChatClient
 from backends.errors import RetriesExhausted
-from backends.http import HttpPool, target_of
+from backends.http import target_of
+from backends.http_pool import HttpPool
 from backends.types import ChatMessage, Endpoint
 
 MSGS = [ChatMessage(role="user", content="hi")]
