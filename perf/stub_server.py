@@ -65,126 +65,24 @@ from aiohttp import web
 
 from perf.stub_engine import SimEngine, add_engine_args, engine_from_args, with_usage
 from perf.stub_process import READY_LINE, StubProcess, free_port, start_stub  # noqa: F401
-
-MODEL = "stub-model"
-_ENC = msgspec.json.Encoder()
-
-
-class _Msg(msgspec.Struct):
-    role: str
-
-
-class _Req(msgspec.Struct):
-    messages: list[_Msg] = []
-
-
-class _Hashed(msgspec.Struct):
-    messages: msgspec.Raw = msgspec.Raw(b"[]")
-    seed: int | None = None
-    response_format: dict[str, Any] | None = None
-
-
-_REQ_DECODER = msgspec.json.Decoder(_Req)
-_HASHED_DECODER = msgspec.json.Decoder(_Hashed)
-
-
-def _fraction(req: _Hashed, salt: str) -> float:
-    """A number in [0, 1) from the request's messages and seed (and `salt`)."""
-    h = hashlib.sha256(salt.encode() + b"\0" + bytes(req.messages) + b"\0"
-                       + str(req.seed).encode()).digest()
-    return int.from_bytes(h[:8], "big") / 2**64
-
-
-def _pick(req: _Hashed, salt: str, options: list[Any]) -> Any:
-    return options[int(_fraction(req, salt) * len(options))]
-
-
-def _text_body(req: _Hashed | None, replies: str) -> bytes:
-    if req is None or not replies:
-        return TEXT_BODY
-    text = _pick(req, "reply", replies.split("||"))
-    return _completion({"role": "assistant", "content": text}, "stop", 20, 16)
-
-
-def _schema_value(schema: dict[str, Any], req: _Hashed, path: str) -> Any:
-    """A value satisfying `schema` (objects, enums, strings, numbers, booleans, arrays)."""
-    if "enum" in schema:
-        return _pick(req, path, list(schema["enum"]))
-    kind = schema.get("type")
-    if kind == "object" or "properties" in schema:
-        return {k: _schema_value(v, req, f"{path}.{k}")
-                for k, v in (schema.get("properties") or {}).items()}
-    if kind == "array":
-        return []
-    if kind in ("number", "integer"):
-        return 0
-    if kind == "boolean":
-        return False
-    return f"stub reasoning {path}"
-
-
-def _schema_body(req: _Hashed, replies: str) -> bytes:
-    fmt = req.response_format or {}
-    schema = (fmt.get("json_schema") or {}).get("schema") if isinstance(fmt, dict) else None
-    if not isinstance(schema, dict):
-        return _text_body(req, replies)
-    text = _ENC.encode(_schema_value(schema, req, "")).decode()
-    return _completion({"role": "assistant", "content": text}, "stop", 20, 16)
-
-
-def _completion(message: dict[str, Any], finish: str, prompt: int, cached: int) -> bytes:
-    return _ENC.encode(
-        {
-            "id": "chatcmpl-stub",
-            "object": "chat.completion",
-            "created": 0,
-            "model": MODEL,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": 4,
-                "total_tokens": prompt + 4,
-                "prompt_tokens_details": {"cached_tokens": cached},
-            },
-        }
-    )
-
-
-TEXT_BODY = _completion({"role": "assistant", "content": "stub answer"}, "stop", 20, 16)
-MALFORMED_BODY = b'{"id": "chatcmpl-stub", "choices": [{"index": 0, "message": '
-GARBLE_KINDS = ("truncated", "not_json", "no_choices", "empty_choices", "no_message")
-
-
-def garbled_body(kind: str) -> bytes:
-    """A 200 body that is not a valid chat completion (see GARBLE_KINDS)."""
-    if kind == "truncated":
-        return TEXT_BODY[: len(TEXT_BODY) // 2]
-    if kind == "not_json":
-        return b"<html><body>502 Bad Gateway</body></html>"
-    if kind == "no_choices":
-        return _ENC.encode({"id": "chatcmpl-stub", "object": "chat.completion", "model": MODEL})
-    if kind == "empty_choices":
-        return _ENC.encode({"id": "chatcmpl-stub", "object": "chat.completion", "model": MODEL,
-                            "choices": []})
-    if kind == "no_message":
-        return _ENC.encode({"id": "chatcmpl-stub", "object": "chat.completion", "model": MODEL,
-                            "choices": [{"index": 0, "finish_reason": "stop"}]})
-    raise ValueError(f"unknown garble kind {kind!r}; one of {GARBLE_KINDS} or cycle")
-
-
-MODELS_BODY = _ENC.encode(
-    {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "stub"}]}
+from perf.stub_replies import (
+    ENC,
+    GARBLE_KINDS,
+    HASHED_DECODER,
+    MALFORMED_BODY,
+    METRICS_TEXT,
+    MODEL,
+    MODELS_BODY,
+    REQ_DECODER,
+    Hashed,
+    completion,
+    fraction,
+    garbled_body,
+    pick,
+    schema_body,
+    text_body,
+    tool_body,
 )
-METRICS_TEXT = """\
-# HELP vllm:num_requests_running Number of requests in model execution batches.
-# TYPE vllm:num_requests_running gauge
-vllm:num_requests_running{{engine="0",model_name="{m}"}} {running}
-vllm:num_requests_waiting{{engine="0",model_name="{m}"}} 2.0
-vllm:kv_cache_usage_perc{{engine="0",model_name="{m}"}} 0.25
-vllm:prefix_cache_queries_total{{engine="0",model_name="{m}"}} 1000.0
-vllm:prefix_cache_hits_total{{engine="0",model_name="{m}"}} 750.0
-vllm:num_preemptions_total{{engine="0",model_name="{m}"}} 3.0
-"""
 
 
 class StubConfig(msgspec.Struct):
@@ -227,10 +125,10 @@ class StubState:
             call = {
                 "id": f"call_{turn}",
                 "type": "function",
-                "function": {"name": name, "arguments": _ENC.encode({"turn": turn}).decode()},
+                "function": {"name": name, "arguments": ENC.encode({"turn": turn}).decode()},
             }
             msg = {"role": "assistant", "content": None, "tool_calls": [call]}
-            body = _completion(msg, "tool_calls", 40, 32)
+            body = completion(msg, "tool_calls", 40, 32)
             self.tool_bodies[(name, turn)] = body
         return body
 
@@ -240,7 +138,7 @@ class StubState:
         body = self.call_bodies.get(turn)
         if body is None:
             name, args = self.cfg.tool_calls[turn % len(self.cfg.tool_calls)]
-            body = self.call_bodies[turn] = _tool_body(name, args, turn)
+            body = self.call_bodies[turn] = tool_body(name, args, turn)
         return body
 
 
@@ -292,7 +190,7 @@ async def chat_completions(request: web.Request) -> web.StreamResponse:
             try:
                 return _json(garbled_body(kind))
             except ValueError as exc:
-                return _json(_ENC.encode({"error": str(exc)}), 400)
+                return _json(ENC.encode({"error": str(exc)}), 400)
     sleep_s = float(h.get("X-Stub-Sleep", cfg.sleep_s))
     if sleep_s > 0:
         state.in_flight += 1
@@ -315,52 +213,45 @@ def _answer(state: StubState, h: Any, raw: bytes) -> web.Response:
     replies = h.get("X-Stub-Replies", cfg.replies)
     if cfg.finish_after and mode in ("text", "tool"):
         try:
-            req = _REQ_DECODER.decode(raw)
+            req = REQ_DECODER.decode(raw)
         except msgspec.DecodeError as exc:
-            return _json(_ENC.encode({"error": f"bad request body: {exc}"}), 400)
+            return _json(ENC.encode({"error": f"bad request body: {exc}"}), 400)
         done = sum(1 for m in req.messages if m.role == "assistant")
         turns = int(h.get("X-Stub-Tool-Turns", cfg.tool_turns)) if mode == "tool" else 0
         if done >= max(cfg.finish_after, turns):
-            return _json(_completion({"role": "assistant", "content": cfg.finish_text},
+            return _json(completion({"role": "assistant", "content": cfg.finish_text},
                                      "stop", 20, 16))
-    hashed: _Hashed | None = None
+    hashed: Hashed | None = None
     if replies or mode == "schema" or "X-Stub-Tool-Share" in h or "X-Stub-Tool-Choices" in h:
         try:
-            hashed = _HASHED_DECODER.decode(raw)
+            hashed = HASHED_DECODER.decode(raw)
         except msgspec.DecodeError as exc:
-            return _json(_ENC.encode({"error": f"bad request body: {exc}"}), 400)
+            return _json(ENC.encode({"error": f"bad request body: {exc}"}), 400)
     if mode == "text":
-        return _json(_text_body(hashed, replies))
+        return _json(text_body(hashed, replies))
     if mode == "schema":
         assert hashed is not None
-        return _json(_schema_body(hashed, replies))
+        return _json(schema_body(hashed, replies))
     if mode == "malformed":
         return _json(MALFORMED_BODY)
     if mode == "tool":
         turns = int(h.get("X-Stub-Tool-Turns", cfg.tool_turns))
         name = h.get("X-Stub-Tool-Name", cfg.tool_name)
         try:
-            req = _REQ_DECODER.decode(raw)
+            req = REQ_DECODER.decode(raw)
         except msgspec.DecodeError as exc:
-            return _json(_ENC.encode({"error": f"bad request body: {exc}"}), 400)
+            return _json(ENC.encode({"error": f"bad request body: {exc}"}), 400)
         done = sum(1 for m in req.messages if m.role == "assistant")
         share = float(h.get("X-Stub-Tool-Share", 1.0))
-        if done < turns and (hashed is None or _fraction(hashed, "tool") < share):
+        if done < turns and (hashed is None or fraction(hashed, "tool") < share):
             if hashed is not None and "X-Stub-Tool-Choices" in h:
-                tool, args = _pick(hashed, "which", json.loads(h["X-Stub-Tool-Choices"]))
-                return _json(_tool_body(tool, args, done))
+                tool, args = pick(hashed, "which", json.loads(h["X-Stub-Tool-Choices"]))
+                return _json(tool_body(tool, args, done))
             if cfg.tool_calls and "X-Stub-Tool-Name" not in h:
                 return _json(state.tool_call_body(done))
             return _json(state.tool_body(name, done))
-        return _json(_text_body(hashed, replies))
-    return _json(_ENC.encode({"error": f"unknown stub mode {mode!r}"}), 400)
-
-
-def _tool_body(name: str, args: dict[str, Any], turn: int) -> bytes:
-    call = {"id": f"call_{turn}", "type": "function",
-            "function": {"name": name, "arguments": _ENC.encode(args).decode()}}
-    return _completion({"role": "assistant", "content": None, "tool_calls": [call]},
-                       "tool_calls", 40, 32)
+        return _json(text_body(hashed, replies))
+    return _json(ENC.encode({"error": f"unknown stub mode {mode!r}"}), 400)
 
 
 async def models(request: web.Request) -> web.Response:
@@ -391,7 +282,7 @@ async def metrics(request: web.Request) -> web.Response:
 async def reset_prefix_cache(request: web.Request) -> web.Response:
     engine = request.app["state"].engine
     ok = engine.reset_prefix_cache() if engine is not None else True
-    return _json(_ENC.encode({"success": ok}))
+    return _json(ENC.encode({"success": ok}))
 
 
 async def health(request: web.Request) -> web.Response:
@@ -402,12 +293,12 @@ async def counters(request: web.Request) -> web.Response:
     """The stub's counters: faults injected, so a fault test can show its faults happened, and
     chat-completion requests received, so a test can show which calls reached the server."""
     state: StubState = request.app["state"]
-    return _json(_ENC.encode({"garbled": state.garbled, "requests": state.requests}))
+    return _json(ENC.encode({"garbled": state.garbled, "requests": state.requests}))
 
 
 async def recorded(request: web.Request) -> web.Response:
     state: StubState = request.app["state"]
-    return _json(_ENC.encode(list(state.recorded)))
+    return _json(ENC.encode(list(state.recorded)))
 
 
 def make_app(cfg: StubConfig, engine: SimEngine | None = None) -> web.Application:
