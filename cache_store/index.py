@@ -28,6 +28,7 @@ accumulation, the neighbours of a flat float32 search); approximate: the IVF ind
 its inverted lists mapped from `<tool>.ivf`. Without FAISS (or with one older than 1.11 for
 exact search), the torch kernel `kernels.topk` streams the mapped matrix. On CPU: no
 per-process GPU copy is made (docs/cache_store.md, "One copy per node").
+Opening a tool and a search that reads much run off the event loop (`EmbeddingIndex.search`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +68,7 @@ __all__ = ["IVF_NPROBE", "MAX_PROBE_FRACTION", "MIN_RECALL", "RECALL_K", "RECALL
 INDEX_FORMAT = 2            # 2: per-tool search mode and recall (1 had neither: rebuild)
 TEXT_FORMAT = "kv-pipe-pystr-1"  # keys.embedding_text: "k: str(v)" joined by " | ", sorted keys
 IVF_THRESHOLD = 50_000      # tools with more rows are candidates for approximate search
+OFF_LOOP_ELEMENTS = 1 << 20  # exact searches over more matrix entries (rows x dim) leave the loop
 class IndexMismatch(ValueError):
     """The index cannot be used as asked (format, store or embedder mismatch): rebuild it."""
 
@@ -204,6 +207,11 @@ class ToolIndex:
                         self._faiss_index = None
         self.backend = "faiss" if self._faiss_index is not None else "torch"
 
+    @property
+    def heavy(self) -> bool:
+        """Whether a search reads enough to be run off the event loop (`EmbeddingIndex.search`)."""
+        return self.search_mode == "approximate" or self.n * self.dim > OFF_LOOP_ELEMENTS
+
     def search(self, query: np.ndarray, k: int) -> list[int]:
         if self.n == 0 or k <= 0:
             return []
@@ -282,6 +290,7 @@ class EmbeddingIndex:
                                     "`agentsweep cache index`")
         self.backend = backend
         self._tools: dict[str, ToolIndex] = {}
+        self._thread: ThreadPoolExecutor | None = None  # the search thread, made on first need
 
     def check_embedder(self, embedder: Any) -> None:
         """IndexMismatch unless `embedder` is the model (and dimension) the index was built
@@ -305,6 +314,33 @@ class EmbeddingIndex:
         vec = np.asarray((await embedder.embed([text]))[0])
         self.check_embedder(embedder)
         return vec
+
+    def rows(self, name: str) -> int | None:
+        """The rows indexed for tool `name` (None: not indexed), without opening it."""
+        ts = self.meta.tools.get(name)
+        return None if ts is None else ts.rows
+
+    async def search(self, name: str, query: np.ndarray, k: int) -> list[int]:
+        """Ids of tool `name`'s `k` rows nearest `query` ([] for a tool not indexed). Opening a
+        tool (an IVF file: up to ~2 s) and a heavy search (`ToolIndex.heavy`) run on the index's
+        one search thread, in the order asked; a small open tool is searched here."""
+        tool = self._tools.get(name)
+        if tool is not None and not tool.heavy:
+            return tool.search(query, k)
+        if self._thread is None:
+            self._thread = ThreadPoolExecutor(1, thread_name_prefix="index-search")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._thread, self._open_and_search, name, query, k)
+
+    def _open_and_search(self, name: str, query: np.ndarray, k: int) -> list[int]:
+        tool = self.tool(name)
+        return [] if tool is None else tool.search(query, k)
+
+    def close(self) -> None:
+        """Stop the search thread (searches still queued are cancelled)."""
+        if self._thread is not None:
+            self._thread.shutdown(wait=False, cancel_futures=True)
+            self._thread = None
 
     def tool(self, name: str) -> ToolIndex | None:
         ts = self.meta.tools.get(name)

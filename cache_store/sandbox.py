@@ -243,10 +243,10 @@ class Sandbox:
             return []
         k = min(self.settings.top_k, self.store.n_entries(name))
         ids: list[int] = []
-        tindex = self.index.tool(name) if self.index is not None and self.embedder else None
-        if tindex is not None and tindex.n == self.store.n_entries(name):
+        rows = self.index.rows(name) if self.index is not None and self.embedder else None
+        if rows is not None and rows == self.store.n_entries(name):
             vec = await self.index.embed_query(self.embedder, keys.embedding_text(params))
-            ids = tindex.search(vec, k)
+            ids = await self.index.search(name, vec, k)  # a heavy one off the event loop
         if not ids:  # reference: random sample; here seeded by the call, so reruns agree
             ids = random.Random(addr).sample(range(self.store.n_entries(name)), k)
         out = []
@@ -297,6 +297,8 @@ class Sandbox:
         self.simulated.close()
         if self.overlay is not None:
             self.overlay.close()
+        if self.index is not None and hasattr(self.index, "close"):
+            self.index.close()
 
 
 def _style_version(style: SandboxStyle) -> str:

@@ -189,6 +189,61 @@ async def test_build_records_the_gate_and_reloads(big_store: Path, kind: str, mo
     assert exact.describe()["tools"]["web_search"]["kernel"] == "torch-stream"
 
 
+@pytest.mark.parametrize(("kind", "threshold"), [("clustered", 1000), ("uniform", 10**6)])
+async def test_opens_and_heavy_searches_leave_the_event_loop_with_the_same_ids(
+        big_store: Path, monkeypatch: pytest.MonkeyPatch, kind: str, threshold: int) -> None:
+    import threading
+
+    await build_index(big_store, VecEmbedder(kind), embedder_name="s", progress=False,
+                      ivf_threshold=threshold, recall_sample=300)
+    where: list[tuple[str, int]] = []
+    real_search, real_init = idx.ToolIndex.search, idx.ToolIndex.__init__
+
+    def search(self: idx.ToolIndex, q: np.ndarray, k: int) -> list[int]:
+        where.append((threading.current_thread().name, self.n))
+        return real_search(self, q, k)
+
+    def init(self: idx.ToolIndex, *a: object, **kw: object) -> None:
+        where.append(("open:" + threading.current_thread().name, 0))
+        real_init(self, *a, **kw)
+
+    monkeypatch.setattr(idx.ToolIndex, "search", search)
+    monkeypatch.setattr(idx.ToolIndex, "__init__", init)
+    reference = EmbeddingIndex(big_store)  # the tools searched the old way, inline
+    texts = [embedding_text(f'{{"page": {i % 7}, "query": "q{i}"}}') for i in (5, 77, 2999)]
+    qs = list(await VecEmbedder(kind).embed(texts))
+    want = [reference.tool("web_search").search(q, 8) for q in qs]
+    small_want = reference.tool("weather_current_conditions").search(qs[0], 2)
+    where.clear()
+
+    index = EmbeddingIndex(big_store)
+    approximate = index.rows("web_search") == 3000 and kind == "clustered"
+    monkeypatch.setattr(idx, "OFF_LOOP_ELEMENTS", 3000 * DIM - 1)  # web_search: heavy
+    got = await asyncio.gather(*(index.search("web_search", q, 8) for q in qs))
+    assert got == want and got[0][0] == 5
+    # opened once and searched, all three, on the one search thread, never on the loop's
+    assert [w for w in where if w[0].startswith("open:")] == [("open:" + where[0][0][5:], 0)]
+    assert where[0][0].startswith("open:index-search")
+    assert {w[0] for w in where[1:]} == {where[0][0][5:]} and len(where) == 4
+    thread = where[0][0][5:]
+    where.clear()  # open now, and still heavy: the search thread again
+    assert await index.search("web_search", qs[1], 8) == want[1]
+    assert where == [(thread, 3000)]
+    assert index.tool("web_search").heavy and (index.tool("web_search").search_mode
+                                               == ("approximate" if approximate else "exact"))
+
+    where.clear()  # a small tool: opened on the thread the first time, then searched inline
+    assert await index.search("weather_current_conditions", qs[0], 2) == small_want
+    assert await index.search("weather_current_conditions", qs[0], 2) == small_want
+    loop_thread = threading.current_thread().name
+    assert [w[0] for w in where][-1] == loop_thread
+    assert where[0][0].startswith("open:index-search") and where[1][0].startswith("index-search")
+    assert await index.search("no_such_tool", qs[0], 2) == []
+    assert index.rows("no_such_tool") is None and index.rows("web_search") == 3000
+    index.close()
+    index.close()  # twice is harmless
+
+
 async def test_rebuild_drops_a_stale_ivf(big_store: Path) -> None:
     await build_index(big_store, VecEmbedder("clustered"), embedder_name="s", progress=False,
                       ivf_threshold=1000, recall_sample=200)
