@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-import time
 from collections.abc import Callable, Sequence
-from email.utils import parsedate_to_datetime
 from typing import Any, Self
 
 import msgspec
@@ -33,6 +31,7 @@ from .chat_wire import (
     json_schema_format,
     named_tool_choice,
 )
+from .client_support import ClientStats, Retry, retry_after_s, server_root
 from .errors import HTTPStatusError, MalformedResponse, RequestTimeout, RetriesExhausted
 from .fdlimit import is_fd_exhaustion
 from .http import (
@@ -57,56 +56,6 @@ __all__ = [
 ]
 
 DEFAULT_SESSION_HEADER = "X-Session-ID"
-
-
-class ClientStats(msgspec.Struct):
-    """Counters of one client; read (not reset) by telemetry. All monotonic except in_flight."""
-
-    requests: int = 0  # chat()/get calls started
-    succeeded: int = 0  # calls that returned a response
-    failed: int = 0  # calls that raised
-    attempts: int = 0  # HTTP attempts sent
-    retries: int = 0  # attempts beyond the first
-    connection_errors: int = 0
-    fd_exhausted: int = 0  # attempts that failed for want of a file descriptor (EMFILE)
-    retryable_statuses: int = 0  # 429 / 5xx answers seen
-    http_errors: int = 0  # non-retryable 4xx raised
-    malformed: int = 0
-    timeouts: int = 0
-    deadline_extensions: int = 0  # deadlines moved on: the request was slow, the server busy
-    exhausted: int = 0
-    backoff_s: float = 0.0  # total time chosen to wait between attempts
-    in_flight: int = 0
-
-
-def server_root(base_url: str) -> str:
-    """The server root of an OpenAI base URL: "http://h:8000/v1" -> "http://h:8000"."""
-    root = base_url.rstrip("/")
-    root = root.removesuffix("/v1")
-    return root
-
-
-def _retry_after_s(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-class _Retry(Exception):
-    """Internal: this attempt failed in a retryable way."""
-
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
 
 
 class ChatClient:
@@ -327,19 +276,19 @@ class ChatClient:
                         ok, value = self._decoded(raw, decode)
                         if not ok:
                             malformed = (value, raw)
-                            raise _Retry(f"malformed response: {value}")
+                            raise Retry(f"malformed response: {value}")
                         stats.succeeded += 1
                         return value, loop.time() - t0, attempt
                     malformed = None
                     if status == 429 or status >= 500:
                         stats.retryable_statuses += 1
-                        raise _Retry(
+                        raise Retry(
                             f"HTTP {status}: {raw[:200].decode('utf-8', 'replace')}",
-                            _retry_after_s(resp.headers.get("retry-after")),
+                            retry_after_s(resp.headers.get("retry-after")),
                         )
                     stats.http_errors += 1
                     raise HTTPStatusError(url, status, raw.decode("utf-8", "replace"))
-                except _Retry as exc:
+                except Retry as exc:
                     reason, retry_after = exc.reason, exc.retry_after
                 except TimeoutError:
                     raise self._timed_out(url, total) from None
