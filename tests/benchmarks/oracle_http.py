@@ -83,7 +83,7 @@ class OracleProcess:
 
     def close(self) -> None:
         self.proc.terminate()
-        self.proc.wait(timeout=10)
+        self.proc.wait(timeout=60)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 

@@ -121,7 +121,7 @@ def test_a_run_sends_the_key_and_records_only_the_variables_name(stub, tmp_path)
     keyed = ["--set", f"agent.endpoint.api_key_env={VAR}"]
     r = _run([*base, "--name", "k", *keyed], _env(**{VAR: SECRET}))
     assert r.returncode == 0, r.stderr
-    with urllib.request.urlopen(stub.root + "/stub/requests", timeout=10) as resp:
+    with urllib.request.urlopen(stub.root + "/stub/requests", timeout=60) as resp:
         recorded = json.loads(resp.read())
     auth = {q["headers"].get("Authorization") for q in recorded if '"messages"' in q["body"]}
     assert auth == {f"Bearer {SECRET}"}, auth

@@ -85,7 +85,7 @@ def test_chat_sends_system_message_sampling_and_stdin_text() -> None:
         )
         assert done.returncode == 0, done.stderr
         assert done.stdout == "stub answer\n"
-        with urllib.request.urlopen(rec.root + "/stub/requests", timeout=10) as resp:
+        with urllib.request.urlopen(rec.root + "/stub/requests", timeout=60) as resp:
             recorded = json.loads(resp.read())
     (req,) = recorded
     body = json.loads(req["body"])
@@ -260,7 +260,7 @@ def _check_ready(line: str, log: Path) -> str:
     url = line[len(READY_PREFIX):].split()[0]
     assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
     assert "model fake-model" in line and str(log) in line
-    with urllib.request.urlopen(url + "/models", timeout=10) as resp:
+    with urllib.request.urlopen(url + "/models", timeout=60) as resp:
         assert json.loads(resp.read())["data"][0]["id"] == "fake-model"
     return url
 

@@ -335,7 +335,7 @@ async def test_viewer_in_chromium(run_dir: Path, tmp_path: Path) -> None:
     finally:
         await browser.close()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=15)
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0 and "viewer stopped" in err
 
 

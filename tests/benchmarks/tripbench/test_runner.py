@@ -117,7 +117,7 @@ def test_worker_answers_frames_in_order_and_exits_at_eof(world_path: Path) -> No
     assert [a[0] for a in answers] == [0, 1, 2]
     assert answers[0][1:3] == ["Hangzhou: longitude: 120.1551, latitude: 30.2741", None]
     ours.shutdown(socket.SHUT_WR)
-    thread.join(timeout=10)
+    thread.join(timeout=60)
     assert not thread.is_alive()
     reader.close()
     ours.close()
