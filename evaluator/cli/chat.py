@@ -47,7 +47,10 @@ def _register_chat(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true",
                    help="print the whole response as JSON (content, tool calls, usage with "
                    "cached tokens, latency)")
-    p.add_argument("--api-key", default=None, metavar="KEY", help="bearer token, if needed")
+    key = p.add_mutually_exclusive_group()
+    key.add_argument("--api-key", default=None, metavar="KEY", help="bearer token, if needed")
+    key.add_argument("--api-key-env", default=None, metavar="VAR",
+                     help="the environment variable that holds the bearer token")
     p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE",
                    help="extra HTTP header (repeatable)")
     p.add_argument("--timeout", type=float, default=300.0, metavar="S",
@@ -120,7 +123,7 @@ async def _chat_turn(args: argparse.Namespace, base_url: str, model: str | None)
     from backends.types import ChatMessage, Endpoint, SamplingParams
 
     endpoint = Endpoint(base_url=base_url, model=model or "", api_key=args.api_key,
-                        timeout_s=args.timeout, max_retries=max(0, args.retries),
+                        api_key_env=args.api_key_env, timeout_s=args.timeout, max_retries=max(0, args.retries),
                         extra_headers=parse_headers(args.header))
     messages = []
     if args.system:
@@ -143,6 +146,19 @@ async def _chat_embedded(args: argparse.Namespace) -> ChatResponse:
         return await _chat_turn(args, server.base_url, args.model or server.model)
 
 
+def _check_key_env(name: str | None) -> None:
+    """--api-key-env names a variable that is set (ValueError otherwise)."""
+    import os
+    import re
+
+    if name is None:
+        return
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError(f"--api-key-env must name an environment variable, got {name!r}")
+    if not os.environ.get(name):
+        raise ValueError(f"--api-key-env: the environment variable {name} is not set")
+
+
 def chat(args: argparse.Namespace) -> int:
     """`agentsweep chat`."""
     from backends.errors import BackendError, HTTPStatusError, ServerStartError
@@ -155,6 +171,7 @@ def chat(args: argparse.Namespace) -> int:
             raise ValueError(f"--max-tokens must be >= 1, got {args.max_tokens}")
         parse_headers(args.header)
         base = normalize_url(args.url) if args.url else None
+        _check_key_env(args.api_key_env)
     except ValueError as exc:
         _err("chat", str(exc))
         return 2

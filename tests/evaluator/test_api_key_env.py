@@ -151,3 +151,19 @@ def test_judge_names_the_unset_variable_of_its_endpoint(stub, tmp_path):
     assert judged.returncode == 2, judged.stderr
     assert VAR in judged.stderr and "judge.endpoints[0].api_key_env" in judged.stderr
     assert "Traceback" not in judged.stderr
+
+
+def test_chat_reads_the_key_from_the_named_variable(stub):
+    ok = _run(["chat", "--url", stub.url, "--api-key-env", VAR, "hi"], _env(**{VAR: SECRET}))
+    assert ok.returncode == 0, ok.stderr
+    with urllib.request.urlopen(stub.root + "/stub/requests", timeout=60) as resp:
+        last = json.loads(resp.read())[-1]
+    assert last["headers"]["Authorization"] == f"Bearer {SECRET}"
+    for args, needle in (([VAR], f"the environment variable {VAR} is not set"),
+                         (["1bad"], "must name an environment variable")):
+        bad = _run(["chat", "--url", stub.url, "--api-key-env", *args, "hi"], _env())
+        assert bad.returncode == 2 and needle in bad.stderr, bad.stderr
+        assert len(bad.stderr.strip().splitlines()) == 1
+    both = _run(["chat", "--url", stub.url, "--api-key", "k", "--api-key-env", VAR, "hi"],
+                _env(**{VAR: SECRET}))
+    assert both.returncode == 2 and "not allowed with" in both.stderr
