@@ -56,6 +56,7 @@ from cache_store.recall_gate import (
     gate_tool,
     nprobe_ladder,
     recall_at_k,
+    summary_lines,
     train_ivf,
 )
 from cache_store.store import CacheStore
@@ -63,7 +64,7 @@ from kernels.mapped import MappedFlatIP, MappedUnsupported, mapped_flat_supporte
 
 __all__ = ["IVF_NPROBE", "MAX_PROBE_FRACTION", "MIN_RECALL", "RECALL_K", "RECALL_SAMPLE", "EmbeddingIndex",
            "IndexMeta", "IndexMismatch", "ToolIndex", "ToolSearch", "build_index", "gate_tool",
-           "nprobe_ladder", "recall_at_k", "train_ivf"]
+           "nprobe_ladder", "recall_at_k", "summary_lines", "train_ivf"]
 
 INDEX_FORMAT = 2            # 2: per-tool search mode and recall (1 had neither: rebuild)
 TEXT_FORMAT = "kv-pipe-pystr-1"  # keys.embedding_text: "k: str(v)" joined by " | ", sorted keys
@@ -380,30 +381,3 @@ class EmbeddingIndex:
                 "text_format": m.text_format, "index_format": m.format,
                 "min_recall": m.min_recall, "recall_k": m.recall_k,
                 "backend": "faiss" if faiss_ok else "torch", "tools": tools}
-
-
-def summary_lines(meta: IndexMeta) -> list[str]:
-    """Human-readable lines for `agentsweep cache index`: one per tool with its search mode."""
-    head = (f"index: {sum(meta.rows.values())} rows over {len(meta.tools)} tools, "
-            f"dim {meta.dim}, embedder {meta.embedder_model} ({meta.embedder}); approximate "
-            f"search only where recall@{meta.recall_k} >= {meta.min_recall:g}")
-    out = [head]
-    for name, ts in meta.tools.items():
-        line = f"  {name}: {ts.rows} rows, {ts.search}"
-        if ts.reason == "small":
-            line += " (small tool)"
-        elif ts.reason == "no-faiss":
-            line += " (faiss not installed: no IVF)"
-        elif ts.search == "approximate":
-            line += (f" (IVF nlist {ts.nlist}, nprobe {ts.nprobe}): recall@{meta.recall_k} "
-                     f"{ts.recall_at_k:.4f} on {ts.recall_sample} sampled rows")
-        else:
-            tried = ", ".join(f"nprobe {p}: {r:.4f}" for p, r in ts.trials)
-            line += f" (IVF recall@{meta.recall_k} below {meta.min_recall:g}: {tried})"
-        out.append(line)
-    return out
-
-
-def describe(store_path: str | Path) -> str:
-    meta = load_meta(store_path)
-    return f"{meta.embedder_model} dim={meta.dim} rows={sum(meta.rows.values())}"

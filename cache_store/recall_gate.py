@@ -181,3 +181,26 @@ def _gate_job(path: str, n: int, dim: int, ivf: str, min_recall: float, sample: 
               nprobes: list[int] | None, seed: int) -> ToolSearch:
     return gate_tool(path, n, dim, ivf, min_recall=min_recall, sample=sample, nprobes=nprobes,
                      seed=seed)
+
+
+def summary_lines(meta: Any) -> list[str]:
+    """Human-readable lines for `agentsweep cache index` of an index's meta (`index.IndexMeta`):
+    one per tool with the search mode the gate chose and the recall it measured."""
+    head = (f"index: {sum(meta.rows.values())} rows over {len(meta.tools)} tools, "
+            f"dim {meta.dim}, embedder {meta.embedder_model} ({meta.embedder}); approximate "
+            f"search only where recall@{meta.recall_k} >= {meta.min_recall:g}")
+    out = [head]
+    for name, ts in meta.tools.items():
+        line = f"  {name}: {ts.rows} rows, {ts.search}"
+        if ts.reason == "small":
+            line += " (small tool)"
+        elif ts.reason == "no-faiss":
+            line += " (faiss not installed: no IVF)"
+        elif ts.search == "approximate":
+            line += (f" (IVF nlist {ts.nlist}, nprobe {ts.nprobe}): recall@{meta.recall_k} "
+                     f"{ts.recall_at_k:.4f} on {ts.recall_sample} sampled rows")
+        else:
+            tried = ", ".join(f"nprobe {p}: {r:.4f}" for p, r in ts.trials)
+            line += f" (IVF recall@{meta.recall_k} below {meta.min_recall:g}: {tried})"
+        out.append(line)
+    return out
