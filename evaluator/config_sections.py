@@ -13,7 +13,7 @@ import msgspec
 
 from backends.types import AtLeastOne, Endpoint, NonNegative, Positive, SamplingParams
 from evaluator import config_check as check
-from evaluator.config_check import check_replicas
+from evaluator.config_routing import check_replicas
 
 
 class DataConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=True):

@@ -103,7 +103,7 @@ class JudgeSettings(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tr
         if not self.endpoints:
             raise ValueError("judge.endpoints: at least one endpoint is required")
         if self.routing:
-            from evaluator.config_check import check_replicas
+            from evaluator.config_routing import check_replicas
 
             check_replicas([], self.routing)
         if self.concurrency < 1:
