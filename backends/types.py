@@ -19,7 +19,8 @@ Probability = Annotated[float, msgspec.Meta(gt=0.0, le=1.0)]   # top_p: (0, 1]
 Positive = Annotated[float, msgspec.Meta(gt=0.0)]
 AtLeastOne = Annotated[int, msgspec.Meta(ge=1)]
 Count = Annotated[int, msgspec.Meta(ge=0)]
-EnvName = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+ENV_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"   # an environment variable name
+EnvName = Annotated[str, msgspec.Meta(pattern=ENV_NAME_PATTERN)]
 
 
 class FunctionCall(msgspec.Struct, omit_defaults=True):

@@ -11,7 +11,6 @@ reference (docstrings and defaults) generated from the classes below.
 from __future__ import annotations
 
 import copy
-import os
 import re
 import tomllib
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from backends.types import Endpoint, NonNegative, SamplingParams
+from backends.types import Endpoint, MissingApiKey, NonNegative, SamplingParams, api_key_of
 from cache_store.sandbox import SandboxSettings
 from evaluator import catalog
 from evaluator import config_check as check
@@ -218,8 +217,10 @@ def unset_api_key(config: RunConfig,
     """(dotted `api_key_env` field, variable) of the first endpoint of `roles` whose key
     variable is unset or empty in this process's environment; None when all are there."""
     for field, ep in role_endpoints(config, roles):
-        if ep.api_key_env is not None and not os.environ.get(ep.api_key_env):
-            return f"{field}.api_key_env", ep.api_key_env
+        try:
+            api_key_of(ep)
+        except MissingApiKey:
+            return f"{field}.api_key_env", str(ep.api_key_env)
     return None
 
 

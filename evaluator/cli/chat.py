@@ -123,7 +123,8 @@ async def _chat_turn(args: argparse.Namespace, base_url: str, model: str | None)
     from backends.types import ChatMessage, Endpoint, SamplingParams
 
     endpoint = Endpoint(base_url=base_url, model=model or "", api_key=args.api_key,
-                        api_key_env=args.api_key_env, timeout_s=args.timeout, max_retries=max(0, args.retries),
+                        api_key_env=args.api_key_env, timeout_s=args.timeout,
+                        max_retries=max(0, args.retries),
                         extra_headers=parse_headers(args.header))
     messages = []
     if args.system:
@@ -147,16 +148,20 @@ async def _chat_embedded(args: argparse.Namespace) -> ChatResponse:
 
 
 def _check_key_env(name: str | None) -> None:
-    """--api-key-env names a variable that is set (ValueError otherwise)."""
-    import os
+    """--api-key-env names a variable that is set (ValueError otherwise), checked before an
+    engine starts; the same rules as a config's `api_key_env`."""
     import re
+
+    from backends.types import ENV_NAME_PATTERN, Endpoint, MissingApiKey, api_key_of
 
     if name is None:
         return
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+    if not re.fullmatch(ENV_NAME_PATTERN, name):
         raise ValueError(f"--api-key-env must name an environment variable, got {name!r}")
-    if not os.environ.get(name):
-        raise ValueError(f"--api-key-env: the environment variable {name} is not set")
+    try:
+        api_key_of(Endpoint(api_key_env=name))
+    except MissingApiKey:
+        raise ValueError(f"--api-key-env: the environment variable {name} is not set") from None
 
 
 def chat(args: argparse.Namespace) -> int:
