@@ -297,7 +297,7 @@ class Sandbox:
         self.simulated.close()
         if self.overlay is not None:
             self.overlay.close()
-        if self.index is not None and hasattr(self.index, "close"):
+        if self.index is not None:
             self.index.close()
 
 

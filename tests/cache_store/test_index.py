@@ -217,27 +217,25 @@ async def test_opens_and_heavy_searches_leave_the_event_loop_with_the_same_ids(
     where.clear()
 
     index = EmbeddingIndex(big_store)
-    approximate = index.rows("web_search") == 3000 and kind == "clustered"
     monkeypatch.setattr(idx, "OFF_LOOP_ELEMENTS", 3000 * DIM - 1)  # web_search: heavy
     got = await asyncio.gather(*(index.search("web_search", q, 8) for q in qs))
     assert got == want and got[0][0] == 5
     # opened once and searched, all three, on the one search thread, never on the loop's
-    assert [w for w in where if w[0].startswith("open:")] == [("open:" + where[0][0][5:], 0)]
-    assert where[0][0].startswith("open:index-search")
-    assert {w[0] for w in where[1:]} == {where[0][0][5:]} and len(where) == 4
-    thread = where[0][0][5:]
+    thread = where[0][0].removeprefix("open:")
+    assert thread.startswith("index-search")
+    assert where == [("open:" + thread, 0)] + [(thread, 3000)] * 3
     where.clear()  # open now, and still heavy: the search thread again
     assert await index.search("web_search", qs[1], 8) == want[1]
     assert where == [(thread, 3000)]
     assert index.tool("web_search").heavy and (index.tool("web_search").search_mode
-                                               == ("approximate" if approximate else "exact"))
+                                               == ("approximate" if kind == "clustered"
+                                                   else "exact"))
 
     where.clear()  # a small tool: opened on the thread the first time, then searched inline
     assert await index.search("weather_current_conditions", qs[0], 2) == small_want
     assert await index.search("weather_current_conditions", qs[0], 2) == small_want
     loop_thread = threading.current_thread().name
-    assert [w[0] for w in where][-1] == loop_thread
-    assert where[0][0].startswith("open:index-search") and where[1][0].startswith("index-search")
+    assert where == [("open:" + thread, 0), (thread, 3), (loop_thread, 3)]
     assert await index.search("no_such_tool", qs[0], 2) == []
     assert index.rows("no_such_tool") is None and index.rows("web_search") == 3000
     index.close()
