@@ -5,8 +5,9 @@ package knows no benchmark: each benchmark's format lives in its package
 (`evaluator/benchmarks/<name>/data.py`) and is registered with it (`register_format`, done by
 the evaluator's benchmark registry, which also hands this module a format source: a function
 run before each lookup that registers the built-in benchmarks' formats). Names: "sample" (the
-built-in sample, no download), a benchmark's name (its directory under the data directory), or a path to a benchmark directory
-or task file; `benchmark=` reads the data as that benchmark's instead of recognising it.
+built-in sample, no download), a benchmark's name (its directory under the data directory), or
+a path to a benchmark directory or task file; `benchmark=` reads the data as that benchmark's
+instead of recognising it.
 
 Data directory, first that exists: the `data_dir` argument, `$AGENTSWEEP_DATA_DIR`,
 `./../shared/data` (relative to the working directory), `<repo>/../shared/data`.

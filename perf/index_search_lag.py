@@ -19,6 +19,7 @@ import json
 import os
 import tempfile
 import time
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ TIME = "2025-10-24 10:00:00"
 
 
 class SeededEmbedder:
-    """Unit vectors seeded by the text (deterministic, no model)."""
+    """Unit vectors seeded by the text (CRC-32: the same in every process; no model)."""
 
     name = "seeded-random"
 
@@ -43,7 +44,7 @@ class SeededEmbedder:
     async def embed(self, texts: list[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dim), np.float32)
         for i, t in enumerate(texts):
-            v = np.random.default_rng(abs(hash(t)) % 2**32).standard_normal(self.dim)
+            v = np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self.dim)
             out[i] = v / np.linalg.norm(v)
         return out
 
