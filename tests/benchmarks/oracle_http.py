@@ -52,19 +52,25 @@ def serve(answer: Callable[[dict[str, Any]], str | None], port: int = 0) -> None
     web.run_app(app, sock=sock, print=None)
 
 
-def cli_env(home: Path) -> dict[str, str]:
+def cli_env(home: Path, changes: dict[str, str | None] | None = None) -> dict[str, str]:
     """The environment of a CLI or oracle process in a test: its own AGENTSWEEP_HOME, no
-    plugins, this checkout importable."""
+    plugins, this checkout importable; `changes` set variables (None: unset one)."""
     env = dict(os.environ, AGENTSWEEP_HOME=str(home))
     env.pop("AGENTSWEEP_PLUGINS", None)
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    for name, value in (changes or {}).items():
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
     return env
 
 
-def run_cli(*args: str, home: Path) -> subprocess.CompletedProcess[str]:
-    """`agentsweep ARGS...` from this checkout with `cli_env(home)`; output captured."""
+def run_cli(*args: str, home: Path,
+            env: dict[str, str | None] | None = None) -> subprocess.CompletedProcess[str]:
+    """`agentsweep ARGS...` from this checkout with `cli_env(home, env)`; output captured."""
     return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO,
-                          env=cli_env(home), capture_output=True, text=True, timeout=300,
+                          env=cli_env(home, env), capture_output=True, text=True, timeout=300,
                           check=False)
 
 

@@ -4,9 +4,7 @@ directory; a missing variable is a one-line error naming the file, line and fiel
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 
@@ -16,8 +14,8 @@ import pytest
 from backends.types import Endpoint, MissingApiKey, api_key_of
 from evaluator.config import ConfigError, load_config, unset_api_key
 from evaluator.run.resources import replica_specs
+from tests.benchmarks.oracle_http import run_cli
 
-REPO = Path(__file__).resolve().parents[2]
 FAKE = "tests.evaluator.run_fakes:one_call_episode"
 VAR = "AGENTSWEEP_TEST_KEY_VAR"
 SECRET = "sk-test-7f3a91c2e5"
@@ -99,15 +97,14 @@ def stub():
         yield s
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != VAR}
-    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return {**env, **extra}
+def _run(args: list[str], home: Path, key: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`agentsweep ARGS` with the key variable set to `key` (None: unset)."""
+    return run_cli(*args, home=home / "home", env={VAR: key})
 
 
-def _run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "evaluator.cli", *args], cwd=REPO, env=env,
-                          capture_output=True, text=True, timeout=120, check=False)
+def _recorded(stub) -> list[dict]:
+    with urllib.request.urlopen(stub.root + "/stub/requests", timeout=60) as resp:
+        return json.loads(resp.read())
 
 
 def _files_text(run_dir: Path) -> str:
@@ -119,11 +116,9 @@ def test_a_run_sends_the_key_and_records_only_the_variables_name(stub, tmp_path)
     base = ["run", "--engine-url", stub.url, "--out", str(tmp_path), "--limit", "1",
             "--progress", "off", "--set", f"protocol.entry={FAKE}"]
     keyed = ["--set", f"agent.endpoint.api_key_env={VAR}"]
-    r = _run([*base, "--name", "k", *keyed], _env(**{VAR: SECRET}))
+    r = _run([*base, "--name", "k", *keyed], tmp_path, SECRET)
     assert r.returncode == 0, r.stderr
-    with urllib.request.urlopen(stub.root + "/stub/requests", timeout=60) as resp:
-        recorded = json.loads(resp.read())
-    auth = {q["headers"].get("Authorization") for q in recorded if '"messages"' in q["body"]}
+    auth = {q["headers"].get("Authorization") for q in _recorded(stub) if '"messages"' in q["body"]}
     assert auth == {f"Bearer {SECRET}"}, auth
     run_dir = tmp_path / "k"
     text = _files_text(run_dir)
@@ -131,39 +126,37 @@ def test_a_run_sends_the_key_and_records_only_the_variables_name(stub, tmp_path)
     assert "api_key" not in r.stderr  # no note: nothing secret was written
 
     # a resume without the variable stops before anything runs, naming it
-    again = _run(["run", "--resume", str(run_dir), "--progress", "off"], _env())
+    again = _run(["run", "--resume", str(run_dir), "--progress", "off"], tmp_path)
     assert again.returncode == 2, again.stderr
     assert VAR in again.stderr and "Traceback" not in again.stderr
     assert len(again.stderr.strip().splitlines()) == 1
 
     # a literal key works as before and is said to be recorded
-    lit = _run([*base, "--name", "lit", "--set", "agent.endpoint.api_key=literal-123"], _env())
+    lit = _run([*base, "--name", "lit", "--set", "agent.endpoint.api_key=literal-123"], tmp_path)
     assert lit.returncode == 0, lit.stderr
     assert "note: agent.endpoint.api_key will be written into the run directory" in lit.stderr
 
 
 def test_judge_names_the_unset_variable_of_its_endpoint(stub, tmp_path):
     r = _run(["run", "--engine-url", stub.url, "--out", str(tmp_path), "--name", "j",
-              "--limit", "1", "--progress", "off", "--set", f"protocol.entry={FAKE}"], _env())
+              "--limit", "1", "--progress", "off", "--set", f"protocol.entry={FAKE}"], tmp_path)
     assert r.returncode == 0, r.stderr
     judged = _run(["judge", str(tmp_path / "j"), "--set",
-                   f'judge.endpoints=[{{base_url="{stub.url}", api_key_env="{VAR}"}}]'], _env())
+                   f'judge.endpoints=[{{base_url="{stub.url}", api_key_env="{VAR}"}}]'], tmp_path)
     assert judged.returncode == 2, judged.stderr
     assert VAR in judged.stderr and "judge.endpoints[0].api_key_env" in judged.stderr
     assert "Traceback" not in judged.stderr
 
 
-def test_chat_reads_the_key_from_the_named_variable(stub):
-    ok = _run(["chat", "--url", stub.url, "--api-key-env", VAR, "hi"], _env(**{VAR: SECRET}))
+def test_chat_reads_the_key_from_the_named_variable(stub, tmp_path):
+    ok = _run(["chat", "--url", stub.url, "--api-key-env", VAR, "hi"], tmp_path, SECRET)
     assert ok.returncode == 0, ok.stderr
-    with urllib.request.urlopen(stub.root + "/stub/requests", timeout=60) as resp:
-        last = json.loads(resp.read())[-1]
-    assert last["headers"]["Authorization"] == f"Bearer {SECRET}"
+    assert _recorded(stub)[-1]["headers"]["Authorization"] == f"Bearer {SECRET}"
     for args, needle in (([VAR], f"the environment variable {VAR} is not set"),
                          (["1bad"], "must name an environment variable")):
-        bad = _run(["chat", "--url", stub.url, "--api-key-env", *args, "hi"], _env())
+        bad = _run(["chat", "--url", stub.url, "--api-key-env", *args, "hi"], tmp_path)
         assert bad.returncode == 2 and needle in bad.stderr, bad.stderr
         assert len(bad.stderr.strip().splitlines()) == 1
     both = _run(["chat", "--url", stub.url, "--api-key", "k", "--api-key-env", VAR, "hi"],
-                _env(**{VAR: SECRET}))
+                tmp_path, SECRET)
     assert both.returncode == 2 and "not allowed with" in both.stderr
