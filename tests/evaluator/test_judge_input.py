@@ -140,7 +140,7 @@ def test_rubric_example_rates_nothing():
     for entry in example.values():
         assert entry["rating"] not in ("Very Poor", "Poor", "Fair", "Good", "Excellent")
         assert "Good" in entry["rating"] and "Very Poor" in entry["rating"]  # the choices
-    assert RUBRIC_PROMPT_VERSION == "travel-rubric-v2"  # bumped with the example
+    assert RUBRIC_PROMPT_VERSION == "travel-rubric-v3"  # bumped with the example, the layout
 
 
 async def test_partly_rated_rubric_and_its_meta_prompt():

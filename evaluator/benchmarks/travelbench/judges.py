@@ -53,10 +53,13 @@ if TYPE_CHECKING:
 __all__ = ["build_meta_prompt", "build_rubric_prompt", "judge_meta", "judge_rubric",
            "meta_parts", "meta_version", "rubric_parts", "rubric_version"]
 
-# v2: the output example has placeholders instead of rating every dimension "Good". Scoring
-# still reads judgements of earlier versions when no current one exists (evaluator.scoring).
-RUBRIC_PROMPT_VERSION = "travel-rubric-v2"
-META_PROMPT_VERSION = "travel-meta-v1"
+# rubric v2: the output example has placeholders instead of rating every dimension "Good".
+# rubric v3 / meta v2: the built-in prompts show the tool list before the task's material, so
+# every judge call of a run shares one long prefix (the engine's prefix cache keeps it).
+# Scoring still reads judgements of earlier versions when no current one exists
+# (evaluator.scoring).
+RUBRIC_PROMPT_VERSION = "travel-rubric-v3"
+META_PROMPT_VERSION = "travel-meta-v2"
 
 DIMENSIONS: dict[str, list[str]] = JUDGE_DIMENSIONS
 SINGLE_TURN_DIMENSIONS = DIMENSIONS["single_turn"]

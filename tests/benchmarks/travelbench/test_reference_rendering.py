@@ -250,10 +250,10 @@ def test_built_in_judge_prompts_ask_for_what_the_run_reads():
 # ------------------------------------------------------------------ versions, texts, styles
 
 def test_the_options_are_part_of_the_judgements_keys(fake_set):
-    assert rubric_version() == "travel-rubric-v2"
-    assert rubric_version(None, REF) == "travel-rubric-v2+ref-render+ref-answers"
+    assert rubric_version() == "travel-rubric-v3"
+    assert rubric_version(None, REF) == "travel-rubric-v3+ref-render+ref-answers"
     assert meta_version(fake_set, TravelBenchOptions(judge_answers="reference")) == \
-        f"travel-meta-v1+ref-answers+{fake_set.label}"
+        f"travel-meta-v2+ref-answers+{fake_set.label}"
     spec = BENCHMARK.judges["travel_rubric"]
     assert spec.key_version(JudgeSettings(), None, REF) == rubric_version(None, REF)
 
