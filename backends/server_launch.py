@@ -206,6 +206,28 @@ def allowed_cpus() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
+SMALL_CPU_CORES = 2
+"""A CPU engine with at most this many cores runs eagerly on all of them unless told otherwise
+(`small_cpu_choices`)."""
+
+
+def small_cpu_choices(device: str, cores: int, eager: bool | None,
+                      cpu_threads: int | None) -> tuple[bool, int | None]:
+    """(eager, cpu_threads) of an engine agentsweep starts; None = not chosen by the user.
+    On a CPU with at most SMALL_CPU_CORES cores the unchosen ones are eager and all `cores`:
+    vLLM's own binding keeps one core for its scheduler (the model got one core of two), and
+    compiling took 2.7 of a first start's 3.8 minutes there, for steps no faster than eager ones
+    on both cores (docs/serve.md, "Starting on a small machine"). Anywhere else vLLM's own
+    choices stay (compiled, its binding: cpu_threads None). A user's 0 threads = vLLM's
+    binding."""
+    small = device == "cpu" and 0 < cores <= SMALL_CPU_CORES
+    if eager is None:
+        eager = small
+    if cpu_threads is None:
+        cpu_threads = cores if small else None
+    return eager, cpu_threads or None
+
+
 def cpu_bind_list(threads: int, allowed: Sequence[int] | None = None) -> str:
     """VLLM_CPU_OMP_THREADS_BIND value for `threads` cores: the first allowed CPU ids,
     e.g. "0-3" or "0,2,4"."""

@@ -210,10 +210,12 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
         over them); 0 = `tensor_parallel_size`. On CPU each replica gets its own port and an
         equal share of the cores.
     eager: run the model eagerly (vLLM --enforce-eager): no compilation at start (minutes on
-        a small CPU machine, then cached), slower steps.
+        a small CPU machine, then cached), slower steps. "auto": eager on a CPU with at most 2
+        cores (backends.server_launch.small_cpu_choices), else compiled.
     cpu_threads: on CPU, bind the model's threads to this many cores (the first ones this
         process may use); 0 = vLLM's automatic binding, which keeps one core for its scheduler
-        (on a 2-core machine the model gets one). Not with replicas (they share the cores).
+        (on a 2-core machine the model gets one); "auto": every core on a CPU with at most 2,
+        else vLLM's binding. Not with replicas (they share the cores).
     """
 
     url: str = ""
@@ -226,8 +228,8 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
     startup_timeout_s: Positive = 900.0
     replicas: int = 1
     gpus_per_replica: int = 0
-    eager: bool = False
-    cpu_threads: int = 0
+    eager: bool | Literal["auto"] = "auto"
+    cpu_threads: int | Literal["auto"] = "auto"
 
     def __post_init__(self) -> None:
         if self.url:
@@ -245,8 +247,9 @@ class EngineConfig(msgspec.Struct, omit_defaults=True, forbid_unknown_fields=Tru
         if self.replicas > 1 and self.url:
             raise ValueError("replicas: managed replicas start engines; not with `url` (list "
                              "running servers as a role's `replicas` instead)")
-        if self.cpu_threads < 0:
-            raise ValueError(f"cpu_threads: 0 (automatic) or more, got {self.cpu_threads}")
-        if self.cpu_threads and self.replicas > 1:
+        if self.cpu_threads != "auto" and self.cpu_threads < 0:
+            raise ValueError(f"cpu_threads: \"auto\", 0 (vLLM's binding) or more, got "
+                             f"{self.cpu_threads}")
+        if self.cpu_threads != "auto" and self.cpu_threads and self.replicas > 1:
             raise ValueError("cpu_threads: managed replicas share the cores among themselves; "
                              "not with replicas > 1")

@@ -67,11 +67,12 @@ def _register_serve(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--cpu-kv-cache-gb", type=float, default=4.0, metavar="GB",
                    help="KV-cache size on CPU, whole GiB (4)")
     p.add_argument("--cpu-threads", type=int, default=None, metavar="N",
-                   help="CPU cores vLLM binds its OpenMP threads to (default: vLLM's choice, "
-                   "which keeps one core for its scheduler)")
-    p.add_argument("--eager", action="store_true",
+                   help="CPU cores vLLM binds its OpenMP threads to; 0 = vLLM's choice, which "
+                   "keeps one core for its scheduler (default: every core on a CPU with at most "
+                   "2, else vLLM's choice)")
+    p.add_argument("--eager", action=argparse.BooleanOptionalAction, default=None,
                    help="run the model eagerly (vLLM --enforce-eager): no compilation at start, "
-                   "slower steps")
+                   "slower steps (default: eager on a CPU with at most 2 cores)")
     p.add_argument("--max-model-len", type=int, default=8192, metavar="TOKENS",
                    help="context length (8192)")
     p.add_argument("--tool-call-parser", default="hermes", metavar="NAME",
@@ -133,24 +134,28 @@ def _default_log(port: int) -> Path:
 
 def server_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     """VLLMServer keyword arguments from parsed `serve` options."""
+    from backends.server_launch import allowed_cpus, resolve_device, small_cpu_choices
+
     parser = None if args.tool_call_parser.lower() == "none" else args.tool_call_parser
+    device = resolve_device(args.device)
+    eager, threads = small_cpu_choices(device, len(allowed_cpus()), args.eager, args.cpu_threads)
     return {
         "model": args.model,
         "served_model_name": args.served_model_name,
         "host": args.host,
         "port": args.port or None,
-        "device": args.device,
+        "device": device,
         "gpus": args.gpus,
         "tensor_parallel_size": args.tensor_parallel_size,
         "cpu_kv_cache_gb": args.cpu_kv_cache_gb,
-        "cpu_threads": args.cpu_threads,
+        "cpu_threads": threads,
         "max_model_len": args.max_model_len,
         "tool_call_parser": parser,
         "chat_template": args.chat_template,
         "log_path": args.log or _default_log(args.port),
         "startup_timeout_s": args.startup_timeout,
         "extra_args": list(args.vllm_args),
-        "eager": args.eager,
+        "eager": eager,
     }
 
 

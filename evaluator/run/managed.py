@@ -30,8 +30,6 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
         "log_path": run_dir / f"engine-{index}.log",
         "startup_timeout_s": engine.startup_timeout_s,
     }
-    if getattr(engine, "eager", False):
-        kw["eager"] = True
     if device == "gpu":
         g = engine.gpus_per_replica or engine.tensor_parallel_size
         ids = visible_gpus() or [str(k) for k in range(n * g)]
@@ -46,6 +44,13 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
         kw["cpu_threads"] = t
         kw["cpu_ids"] = (cpus + cpus)[start:start + t]
         kw["tensor_parallel_size"] = 1
+    eager = getattr(engine, "eager", False)
+    if eager == "auto":  # a CPU replica on at most 2 cores runs eagerly (small_cpu_choices)
+        from backends.server_launch import small_cpu_choices
+
+        eager = small_cpu_choices(device, kw.get("cpu_threads", 0), None, 1)[0]
+    if eager:
+        kw["eager"] = True
     return kw
 
 

@@ -160,16 +160,25 @@ async def start_engine(config: RunConfig, run_dir: Path, res: Resources, judge: 
         except ServerStartError as exc:
             raise SweepError(f"engine.url: {exc}") from None
     else:
+        from backends.server_launch import allowed_cpus, resolve_device, small_cpu_choices
+
         print(f"starting the embedded engine (log: {run_dir / 'engine.log'}) ...", file=sys.stderr)
+        device = resolve_device(e.device)
+        eager, threads = small_cpu_choices(device, len(allowed_cpus()), chosen(e.eager),
+                                           chosen(e.cpu_threads))
         res.server = VLLMServer(
-            e.model or None, device=e.device, max_model_len=e.max_model_len,
+            e.model or None, device=device, max_model_len=e.max_model_len,
             cpu_kv_cache_gb=e.cpu_kv_cache_gb, tensor_parallel_size=e.tensor_parallel_size,
             extra_args=e.extra_args, log_path=run_dir / "engine.log",
-            startup_timeout_s=e.startup_timeout_s, eager=e.eager,
-            cpu_threads=e.cpu_threads or None,
+            startup_timeout_s=e.startup_timeout_s, eager=eager, cpu_threads=threads,
         )
         await res.server.astart()
     return res.server.base_url
+
+
+def chosen(value: Any) -> Any:
+    """An `[engine]` value the user chose, None for "auto"."""
+    return None if value == "auto" else value
 
 
 def resolve_endpoint(ep: Endpoint, engine_url: str | None, engine_model: str,

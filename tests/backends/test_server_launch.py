@@ -17,6 +17,7 @@ from backends.server_launch import (
     cpu_bind_list,
     free_port,
     resolve_device,
+    small_cpu_choices,
 )
 
 
@@ -238,3 +239,17 @@ def test_an_interrupted_compile_does_not_break_the_next_start(tmp_path) -> None:
     assert sorted(p.name for p in cache.iterdir()) == ["empty.cpp", "good.main.so"]
     assert repair_compile_cache({}) == [] and repair_compile_cache(
         {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "none")}) == []
+
+
+@pytest.mark.parametrize(("device", "cores", "eager", "threads", "expected"), [
+    ("cpu", 2, None, None, (True, 2)),      # a small CPU: eager, every core
+    ("cpu", 1, None, None, (True, 1)),
+    ("cpu", 3, None, None, (False, None)),  # bigger: vLLM's choices (compiled, its binding)
+    ("gpu", 2, None, None, (False, None)),
+    ("cpu", 2, False, None, (False, 2)),    # what the user chose stays
+    ("cpu", 2, None, 0, (True, None)),      # 0 = vLLM's binding
+    ("cpu", 16, True, 3, (True, 3)),
+    ("gpu", 1, None, 4, (False, 4)),
+])
+def test_small_cpu_choices(device, cores, eager, threads, expected) -> None:
+    assert small_cpu_choices(device, cores, eager, threads) == expected

@@ -163,7 +163,8 @@ def _serve_args(*extra: str):
     return build_parser().parse_args(["serve", *extra])
 
 
-def test_server_kwargs_reach_command_and_environment(tmp_path) -> None:
+def test_server_kwargs_reach_command_and_environment(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr("backends.server_launch.allowed_cpus", lambda: list(range(8)))
     args = _serve_args("--model", "/models/m", "--served-model-name", "m", "--port", "0",
                        "--device", "cpu", "--cpu-kv-cache-gb", "2.5", "--max-model-len", "1024",
                        "--tool-call-parser", "none", "--log", str(tmp_path / "x.log"),
@@ -184,6 +185,24 @@ def test_server_kwargs_reach_command_and_environment(tmp_path) -> None:
                                                  "2", "--port", "9001")))
     assert gpu.environment()["CUDA_VISIBLE_DEVICES"] == "2,3"
     assert gpu.port == 9001 and "--tensor-parallel-size" in gpu.command()
+
+
+def test_serve_on_two_cores_runs_eagerly_on_both_unless_told(monkeypatch) -> None:
+    monkeypatch.setattr("backends.server_launch.allowed_cpus", lambda: [0, 1])
+
+    def launched(*extra: str) -> tuple[list[str], dict[str, str]]:
+        s = VLLMServer(**server_kwargs(_serve_args("--model", "/m", "--device", "cpu", *extra)))
+        return s.command(), s.environment()
+
+    cmd, env = launched()
+    assert "--enforce-eager" in cmd and env["VLLM_CPU_OMP_THREADS_BIND"] == "0-1"
+    cmd, env = launched("--no-eager", "--cpu-threads", "0")   # vLLM's own choices, asked for
+    assert "--enforce-eager" not in cmd and "VLLM_CPU_OMP_THREADS_BIND" not in env
+    cmd, env = launched("--cpu-threads", "1")
+    assert "--enforce-eager" in cmd and env["VLLM_CPU_OMP_THREADS_BIND"] == "0"
+    monkeypatch.setattr("backends.server_launch.allowed_cpus", lambda: list(range(4)))
+    cmd, env = launched()                                      # a bigger CPU: vLLM's choices
+    assert "--enforce-eager" not in cmd and "VLLM_CPU_OMP_THREADS_BIND" not in env
 
 
 def test_serve_bad_port_exits_2(capsys) -> None:

@@ -32,7 +32,7 @@ BAD = [
     ("[retry]\nbackoff_s = -1.0\n", "retry.backoff_s", ">= 0"),
     ("[sandbox]\nsimulator_max_tokens = 0\n", "sandbox.simulator_max_tokens", ">= 1"),
     ("[engine]\nmax_model_len = 0\n", "engine.max_model_len", ">= 1"),
-    ("[engine]\ncpu_threads = -1\n", "engine.cpu_threads", "0 (automatic) or more"),
+    ("[engine]\ncpu_threads = -1\n", "engine.cpu_threads", "0 (vLLM's binding) or more"),
     ('name = "../elsewhere"\n', "name", "no path separators"),
     ('name = "a/b"\n', "name", "no path separators"),
     ('name = "a\\u0000b"\n', "name", "no path separators"),
@@ -72,7 +72,17 @@ def test_engine_cpu_threads_is_not_for_replicas(tmp_path):
     with pytest.raises(ConfigError, match="cpu_threads.*not with replicas"):
         load_config(path)
     config, _ = load_config(text="[engine]\ncpu_threads = 2\neager = true\n")
-    assert config.engine.cpu_threads == 2 and config.engine.eager
+    assert config.engine.cpu_threads == 2 and config.engine.eager is True
+    config, _ = load_config(text="[engine]\nreplicas = 2\n")   # "auto" is for replicas too
+    assert config.engine.cpu_threads == config.engine.eager == "auto"
+
+
+@pytest.mark.parametrize("line", ['eager = "yes"', 'cpu_threads = "all"', "cpu_threads = true"])
+def test_engine_auto_or_a_value(tmp_path, line):
+    path = tmp_path / "run.toml"
+    path.write_text(f"[engine]\n{line}\n")
+    with pytest.raises(ConfigError, match=r"run\.toml:2.*engine\.(eager|cpu_threads)"):
+        load_config(path)
 
 
 def test_values_inside_the_bounds_are_accepted():
