@@ -211,6 +211,11 @@ SMALL_CPU_CORES = 2
 (`small_cpu_choices`)."""
 
 
+def small_cpu(device: str, cores: int) -> bool:
+    """A CPU engine on at most SMALL_CPU_CORES cores."""
+    return device == "cpu" and 0 < cores <= SMALL_CPU_CORES
+
+
 def small_cpu_choices(device: str, cores: int, eager: bool | None,
                       cpu_threads: int | None) -> tuple[bool, int | None]:
     """(eager, cpu_threads) of an engine agentsweep starts; None = not chosen by the user.
@@ -220,7 +225,7 @@ def small_cpu_choices(device: str, cores: int, eager: bool | None,
     on both cores (docs/serve.md, "Starting on a small machine"). Anywhere else vLLM's own
     choices stay (compiled, its binding: cpu_threads None). A user's 0 threads = vLLM's
     binding."""
-    small = device == "cpu" and 0 < cores <= SMALL_CPU_CORES
+    small = small_cpu(device, cores)
     if eager is None:
         eager = small
     if cpu_threads is None:

@@ -46,9 +46,9 @@ def replica_kwargs(engine: Any, index: int, device: str, run_dir: Path) -> dict[
         kw["tensor_parallel_size"] = 1
     eager = getattr(engine, "eager", False)
     if eager == "auto":  # a CPU replica on at most 2 cores runs eagerly (small_cpu_choices)
-        from backends.server_launch import small_cpu_choices
+        from backends.server_launch import small_cpu
 
-        eager = small_cpu_choices(device, kw.get("cpu_threads", 0), None, 1)[0]
+        eager = small_cpu(device, kw.get("cpu_threads", 0))
     if eager:
         kw["eager"] = True
     return kw
