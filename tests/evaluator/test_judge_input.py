@@ -1,5 +1,5 @@
 """What the TravelBench judges are shown: the whole conversation by default, the context guard,
-the rubric prompt's example, the meta prompt for a partly rated rubric."""
+the rubric prompt's example, the meta prompt for a partly rated rubric, the shared prefix."""
 
 from __future__ import annotations
 
@@ -172,3 +172,27 @@ async def test_the_server_count_includes_the_system_message_the_judge_is_sent():
     count = server_counter(client, "m", "sys")
     assert await count("ab") == 3 * 5 and client.counted == [["system", "user"]]
     assert server_counter(ScriptedClient(lambda p, i: GOOD), "m") is None  # cannot count
+
+
+async def test_every_judge_call_shares_the_tool_list_as_its_prefix():
+    """The built-in prompts show the tool list before the task's material: two tasks' rubric
+    prompts (and meta prompts) agree up to the end of the tool list, so an engine's prefix
+    cache serves it to every judge call of a run."""
+    tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": "d" * 300,
+                                               "parameters": {"type": "object"}}}
+             for i in range(8)]
+    records = [make_record("single_turn", t) for t in ("a", "b")]
+    last_tool = json.dumps(tools[-1]["function"]["description"])[1:-1]
+
+    def shared(prompts: list[str]) -> str:
+        a, b = prompts
+        return a[:next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)]
+
+    rubric = [build_rubric_prompt(r, None, JudgeSettings(), tools=tools) for r in records]
+    assert "tool_7" in shared(rubric) and last_tool in shared(rubric)
+    assert "question a" not in shared(rubric)
+    judged = [await judge_rubric(r, None, ScriptedClient(lambda p, i: GOOD), "m",
+                                 JudgeSettings(), tools=tools) for r in records]
+    meta = [build_meta_prompt(r, None, j, JudgeSettings(), tools=tools)
+            for r, j in zip(records, judged, strict=True)]
+    assert "tool_7" in shared(meta) and last_tool in shared(meta)
