@@ -259,6 +259,7 @@ class VLLMServer(StartWait):
         main = threading.current_thread() is threading.main_thread()
         with open(self._log_path, "wb") as log:
             log.write(("$ " + " ".join(cmd) + "\n").encode())
+            log.write(f"agentsweep: device {self._summary}\n".encode())  # the thread binding
             log.writelines(f"agentsweep: removed an empty compile-cache file {path}\n".encode()
                            for path in repaired)
             log.flush()

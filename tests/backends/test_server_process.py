@@ -159,8 +159,11 @@ def test_stop_kills_whole_tree(fake) -> None:
         assert server.pid == pids[0]
         assert all(_alive(p) for p in pids)
         assert server.returncode() is None
-        # the log names the full command, for people reading it later
-        assert "--served-model-name fake-model" in server.log_path.read_text()
+        # the log names the full command and the device (the threads: an environment
+        # variable, not in the command), for people reading it later
+        head = server.log_path.read_text().splitlines()
+        assert "--served-model-name fake-model" in head[0]
+        assert head[1] == "agentsweep: device cpu (kv cache 4 GiB, threads auto)"
     assert wait_gone(pids) == []
     assert server.pid is None
     assert server.stop() is None  # idempotent
