@@ -18,6 +18,7 @@ from evaluator.benchmarks.travelbench.judges import (
     judge_meta,
     judge_rubric,
 )
+from evaluator.benchmarks.travelbench.options import TravelBenchOptions
 from evaluator.judges.call import attempt_sampling, server_counter
 from evaluator.judges.settings import JudgeSettings
 from evaluator.judges.transcript import (
@@ -140,7 +141,7 @@ def test_rubric_example_rates_nothing():
     for entry in example.values():
         assert entry["rating"] not in ("Very Poor", "Poor", "Fair", "Good", "Excellent")
         assert "Good" in entry["rating"] and "Very Poor" in entry["rating"]  # the choices
-    assert RUBRIC_PROMPT_VERSION == "travel-rubric-v3"  # bumped with the example, the layout
+    assert RUBRIC_PROMPT_VERSION == "travel-rubric-v2"  # bumped with the example
 
 
 async def test_partly_rated_rubric_and_its_meta_prompt():
@@ -174,25 +175,43 @@ async def test_the_server_count_includes_the_system_message_the_judge_is_sent():
     assert server_counter(ScriptedClient(lambda p, i: GOOD), "m") is None  # cannot count
 
 
-async def test_every_judge_call_shares_the_tool_list_as_its_prefix():
-    """The built-in prompts show the tool list before the task's material: two tasks' rubric
-    prompts (and meta prompts) agree up to the end of the tool list, so an engine's prefix
-    cache serves it to every judge call of a run."""
+async def test_the_prefix_layout_shares_the_tool_list_across_judge_calls():
+    """`judge_layout = "prefix"` (the smoke profile) shows the tool list before the task's
+    material: two tasks' rubric prompts (and meta prompts) agree up to the end of the tool
+    list, so an engine's prefix cache serves it to every judge call of a run. The default
+    keeps the reference's order (the task's request before the tools)."""
     tools = [{"type": "function", "function": {"name": f"tool_{i}", "description": "d" * 300,
                                                "parameters": {"type": "object"}}}
              for i in range(8)]
     records = [make_record("single_turn", t) for t in ("a", "b")]
     last_tool = json.dumps(tools[-1]["function"]["description"])[1:-1]
+    prefix = TravelBenchOptions(judge_layout="prefix")
 
     def shared(prompts: list[str]) -> str:
         a, b = prompts
         return a[:next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)]
 
-    rubric = [build_rubric_prompt(r, None, JudgeSettings(), tools=tools) for r in records]
-    assert "tool_7" in shared(rubric) and last_tool in shared(rubric)
-    assert "question a" not in shared(rubric)
+    def rubric(options):
+        return [build_rubric_prompt(r, None, JudgeSettings(), tools=tools, options=options)
+                for r in records]
+
+    assert "tool_7" in shared(rubric(prefix)) and last_tool in shared(rubric(prefix))
+    assert "question a" not in shared(rubric(prefix))
+    assert "tool_0" not in shared(rubric(None))          # the default: the request first
+    assert "tool_7" in rubric(None)[0] and rubric(None)[0].index("question a") < \
+        rubric(None)[0].index("tool_0")
     judged = [await judge_rubric(r, None, ScriptedClient(lambda p, i: GOOD), "m",
-                                 JudgeSettings(), tools=tools) for r in records]
-    meta = [build_meta_prompt(r, None, j, JudgeSettings(), tools=tools)
+                                 JudgeSettings(), tools=tools, options=prefix) for r in records]
+    assert {j.prompt_version for j in judged} == {"travel-rubric-v2+prefix"}
+    meta = [build_meta_prompt(r, None, j, JudgeSettings(), tools=tools, options=prefix)
             for r, j in zip(records, judged, strict=True)]
     assert "tool_7" in shared(meta) and last_tool in shared(meta)
+    assert "tool_0" not in shared([build_meta_prompt(r, None, j, JudgeSettings(), tools=tools)
+                                   for r, j in zip(records, judged, strict=True)])
+
+
+def test_the_smoke_profile_lays_the_judges_out_for_the_prefix_cache():
+    from evaluator.profiles import benchmark_profile
+
+    assert benchmark_profile("smoke", "travelbench")["options"]["judge_layout"] == "prefix"
+    assert "judge_layout" not in benchmark_profile("paper", "travelbench")["options"]

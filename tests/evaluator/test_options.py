@@ -88,10 +88,14 @@ def test_a_benchmark_without_options_refuses_them(toy, monkeypatch):
 
 def test_travelbench_options_are_checked_and_layered():
     config = load_config(None, [("data.dataset", "travelbench", "--data")])[0]
-    assert config.options == {"rendering": "reference", "judge_answers": "reference"}
+    assert config.options == {"rendering": "reference", "judge_answers": "reference",
+                              "judge_layout": "reference"}
     smoke = load_config(None, [("data.dataset", "travelbench", "--data"),
                                ("profile", "smoke", "--profile")])[0]
-    assert smoke.options == {"rendering": "project", "judge_answers": "tolerant"}
+    assert smoke.options == {"rendering": "project", "judge_answers": "tolerant",
+                             "judge_layout": "prefix"}
+    sample = load_config(None)[0]   # the built-in sample: smoke, the judges' tool list first
+    assert sample.options["judge_layout"] == "prefix"
     changed = load_config(None, [("data.dataset", "travelbench", "--data"),
                                  ("options.judge_answers", "tolerant", "--set")])[0]
     assert profile_deviations(changed) == {

@@ -36,7 +36,8 @@ def test_auto_is_smoke_for_the_sample_and_paper_for_real_data():
     assert (real.agent.sampling.temperature, real.agent.sampling.max_tokens) == (0.7, 8192)
     # the user simulator at 0: the reference's run script (scripts/infer.sh) and the paper
     assert (real.user.sampling.temperature, real.user.sampling.max_tokens) == (0.0, 8192)
-    assert real.options == {"rendering": "reference", "judge_answers": "reference"}
+    assert real.options == {"rendering": "reference", "judge_answers": "reference",
+                            "judge_layout": "reference"}   # the judges' tools where it has them
     assert real.judge.sampling.max_tokens == 16384 and real.judge.sampling.top_p == 0.95
     assert real.judge.max_attempts == 10
     assert real.judge.max_transcript_chars == 0

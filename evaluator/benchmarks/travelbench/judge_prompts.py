@@ -36,7 +36,7 @@ from evaluator.records import EpisodeRecord, Judgement
 
 from . import judge_answers, judge_render
 from .answer_formats import meta_format, meta_scale, rubric_format
-from .options import reference_answers, reference_rendering
+from .options import prefix_judges, reference_answers, reference_rendering
 from .prompting import JUDGE_DIMENSIONS, PROMPT_DIR
 
 if TYPE_CHECKING:
@@ -54,6 +54,12 @@ def prompt_text(name: str) -> str:
 def dimension_definitions() -> dict[str, str]:
     """`## name` sections of prompts/travel_dimensions.txt."""
     return dimension_sections(prompt_text("travel_dimensions.txt"))
+
+
+def builtin_file(name: str, options: Any) -> str:
+    """The built-in prompt file NAME in the run's judge layout: `<name>.txt` (the tool list after
+    the request, as the reference) or `<name>_prefix.txt` (the tool list first)."""
+    return f"{name}_prefix.txt" if prefix_judges(options) else f"{name}.txt"
 
 
 def imported(prompts: PromptSet | None) -> PromptSet | None:
@@ -112,7 +118,7 @@ def rubric_parts(record: EpisodeRecord, task: Task | None, settings: JudgeSettin
         note = (", and whether follow-up questions were necessary, few, not replaceable by a "
                 "tool call and on the user's intent")
     template = (ps.templates[f"judge_rubric_{record.subset}"] if ps
-                else Template(prompt_text("travel_rubric.txt")))
+                else Template(prompt_text(builtin_file("travel_rubric", options))))
     shown = judge_tools(tools, prompts)
     return _parts(template, record, settings, reference,
                   judge_render.tools_json(shown) if reference else render_tools(shown),
@@ -184,7 +190,8 @@ def meta_parts(record: EpisodeRecord, task: Task | None, rubric: Judgement,
             f"- {d}: {r}" for d, r in rubric.reasoning.items() if not d.startswith("_")
         ) or "(none)"
     ps = imported(prompts)
-    template = ps.templates["judge_meta"] if ps else Template(prompt_text("travel_meta.txt"))
+    template = (ps.templates["judge_meta"] if ps
+                else Template(prompt_text(builtin_file("travel_meta", options))))
     shown = judge_tools(tools, prompts)
     answers = reference_answers(options)
     return _parts(template, record, settings, reference,

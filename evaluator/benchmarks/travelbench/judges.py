@@ -44,7 +44,7 @@ from .judge_prompts import (
     rubric_parts,
 )
 from .kinds import META_KIND, RUBRIC_KIND
-from .options import reference_answers, reference_rendering
+from .options import prefix_judges, reference_answers, reference_rendering
 from .prompting import JUDGE_DIMENSIONS
 
 if TYPE_CHECKING:
@@ -53,13 +53,11 @@ if TYPE_CHECKING:
 __all__ = ["build_meta_prompt", "build_rubric_prompt", "judge_meta", "judge_rubric",
            "meta_parts", "meta_version", "rubric_parts", "rubric_version"]
 
-# rubric v2: the output example has placeholders instead of rating every dimension "Good".
-# rubric v3 / meta v2: the built-in prompts show the tool list before the task's material, so
-# every judge call of a run shares one long prefix (the engine's prefix cache keeps it).
-# Scoring still reads judgements of earlier versions when no current one exists
-# (evaluator.scoring).
-RUBRIC_PROMPT_VERSION = "travel-rubric-v3"
-META_PROMPT_VERSION = "travel-meta-v2"
+# v2: the output example has placeholders instead of rating every dimension "Good". Scoring
+# still reads judgements of earlier versions when no current one exists (evaluator.scoring).
+# `+prefix`: the built-in prompts' tool list first (options.judge_layout).
+RUBRIC_PROMPT_VERSION = "travel-rubric-v2"
+META_PROMPT_VERSION = "travel-meta-v1"
 
 DIMENSIONS: dict[str, list[str]] = JUDGE_DIMENSIONS
 SINGLE_TURN_DIMENSIONS = DIMENSIONS["single_turn"]
@@ -67,22 +65,25 @@ MULTI_TURN_DIMENSIONS = DIMENSIONS["multi_turn"]
 UNRATED_NOTE = "_unrated"
 
 
-def _modes(options: Any) -> str:
-    """The options' part of a prompt version: "" for this project's rendering and reading."""
+def _modes(options: Any, prompts: PromptSet | None) -> str:
+    """The options' part of a prompt version: "" for this project's rendering and reading and
+    the reference's order of the built-in prompts."""
     parts = [p for p, on in (("ref-render", reference_rendering(options)),
-                             ("ref-answers", reference_answers(options))) if on]
+                             ("ref-answers", reference_answers(options)),
+                             ("prefix", prefix_judges(options) and imported(prompts) is None))
+             if on]
     return "".join(f"+{p}" for p in parts)
 
 
 def rubric_version(prompts: PromptSet | None = None, options: Any = None) -> str:
     """The rubric judgements' prompt_version (+ the options' modes, + `<name>@<digest>` of a
     non-built-in set)."""
-    base = RUBRIC_PROMPT_VERSION + _modes(options)
+    base = RUBRIC_PROMPT_VERSION + _modes(options, prompts)
     return prompts.version(base) if prompts else base
 
 
 def meta_version(prompts: PromptSet | None = None, options: Any = None) -> str:
-    base = META_PROMPT_VERSION + _modes(options)
+    base = META_PROMPT_VERSION + _modes(options, prompts)
     return prompts.version(base) if prompts else base
 
 

@@ -34,10 +34,17 @@ class TravelBenchOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True
         as the reference does (XML with its tag repair, the exact rating words 极差..优秀;
         anything else is a failed attempt, retried as the reference retries); "tolerant"
         reads JSON or XML, English labels, numbers and sloppy markup.
+    judge_layout: where the built-in rubric and meta prompts show the tool list: "reference"
+        (the default, the reference's order: after the task's context and request) or
+        "prefix" (the `smoke` profile: right after the instructions, so every judge call of a
+        run shares the instructions and the tool list as one prefix the engine caches, and
+        prefills only the task's material; judgement versions get `+prefix`). An imported
+        prompt set keeps its own order either way.
     """
 
     rendering: Literal["project", "reference"] = "project"
     judge_answers: Literal["tolerant", "reference"] = "tolerant"
+    judge_layout: Literal["reference", "prefix"] = "reference"
 
 
 DEFAULT = TravelBenchOptions()
@@ -54,3 +61,7 @@ def reference_rendering(options: Any) -> bool:
 
 def reference_answers(options: Any) -> bool:
     return of(options).judge_answers == "reference"
+
+
+def prefix_judges(options: Any) -> bool:
+    return of(options).judge_layout == "prefix"

@@ -59,13 +59,13 @@ def test_paper_runs_say_whether_the_prompts_are_the_references(tmp_path):
     assert "profile paper; deviations: none" in imported.stdout
     for name in ("builtin", "imported"):
         manifest = json.loads((tmp_path / name / "manifest.json").read_text())
-        assert manifest["resolved_config"]["options"] == {"rendering": "reference",
-                                                          "judge_answers": "reference"}
+        assert manifest["resolved_config"]["options"] == {  # the judges in the reference's order
+            "rendering": "reference", "judge_answers": "reference", "judge_layout": "reference"}
         judgements = [json.loads(x) for x in (tmp_path / name / "judgements.jsonl")
                       .read_text().splitlines()]
         # three trials, rubric and meta judged, read as the reference reads them
         assert {j["prompt_version"].split("+ref-answers")[0] for j in judgements} == {
-            "travel-rubric-v3+ref-render", "travel-meta-v2+ref-render"}
+            "travel-rubric-v2+ref-render", "travel-meta-v1+ref-render"}
         assert all(j.get("error") is None for j in judgements)
         assert {j["kind"]: j["scores"] for j in judgements} == {
             "travel_rubric": {"reasoning_planning": 4.0, "summarization_extraction": 3.0,

@@ -250,12 +250,16 @@ def test_built_in_judge_prompts_ask_for_what_the_run_reads():
 # ------------------------------------------------------------------ versions, texts, styles
 
 def test_the_options_are_part_of_the_judgements_keys(fake_set):
-    assert rubric_version() == "travel-rubric-v3"
-    assert rubric_version(None, REF) == "travel-rubric-v3+ref-render+ref-answers"
+    assert rubric_version() == "travel-rubric-v2"
+    assert rubric_version(None, REF) == "travel-rubric-v2+ref-render+ref-answers"
     assert meta_version(fake_set, TravelBenchOptions(judge_answers="reference")) == \
-        f"travel-meta-v2+ref-answers+{fake_set.label}"
+        f"travel-meta-v1+ref-answers+{fake_set.label}"
     spec = BENCHMARK.judges["travel_rubric"]
     assert spec.key_version(JudgeSettings(), None, REF) == rubric_version(None, REF)
+    prefix = TravelBenchOptions(judge_layout="prefix")   # the built-in prompts' tool list first
+    assert rubric_version(None, prefix) == "travel-rubric-v2+prefix"
+    assert meta_version(None, prefix) == "travel-meta-v1+prefix"
+    assert meta_version(fake_set, prefix) == f"travel-meta-v1+{fake_set.label}"  # its own order
 
 
 def test_built_in_place_name_errors_name_a_standard_name():
