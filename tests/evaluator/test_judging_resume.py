@@ -24,6 +24,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from evaluator.benchmarks.base import BenchmarkOptions
 from evaluator.benchmarks.travelbench.judges import META_KIND, RUBRIC_KIND
 from evaluator.judges.owed import count_owed
 from evaluator.judges.pool import JUDGEMENTS_FILE, read_judgements
@@ -181,7 +182,10 @@ def test_the_count_owed_is_read_from_the_files(tmp_path, reference_run):
     run_dir = tmp_path / "r"
     shutil.copytree(reference_run, run_dir)
     settings = JudgeSettings()
-    args = (settings, STUB_MODEL, None, {})
+    # keyed with the options the run was made with (the sample's: the judges' prefix layout)
+    made = msgspec.json.decode((run_dir / "manifest.json").read_bytes())["resolved_config"]
+    options = BenchmarkOptions(made.get("options"))
+    args = (settings, STUB_MODEL, None, {}, options)
     assert count_owed(run_dir, *args).episodes == 0
     lines = (run_dir / JUDGEMENTS_FILE).read_bytes().splitlines(keepends=True)
     kinds = [msgspec.json.decode(x)["kind"] for x in lines]
@@ -197,4 +201,4 @@ def test_the_count_owed_is_read_from_the_files(tmp_path, reference_run):
     (run_dir / JUDGEMENTS_FILE).write_bytes(b"".join(lines) + msgspec.json.encode(j) + b"\n")
     assert count_owed(run_dir, *args).episodes == 0              # a judge error is a judgement
     retry = msgspec.structs.replace(settings, retry_errors=True)
-    assert count_owed(run_dir, retry, STUB_MODEL, None, {}).episodes == 1
+    assert count_owed(run_dir, retry, STUB_MODEL, None, {}, options).episodes == 1
