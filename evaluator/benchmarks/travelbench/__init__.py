@@ -67,13 +67,11 @@ def _unsolvable(inp: JudgeInput) -> Judgement:
 JUDGES = {
     RUBRIC_KIND: JudgeSpec(
         kind=RUBRIC_KIND, version=lambda s, p: rubric_version(p), run=_rubric,
-        prompt_files=("prompts/travel_rubric.txt", "prompts/travel_rubric_prefix.txt",
-                      "prompts/travel_dimensions.txt"),
+        prompt_files=("prompts/travel_rubric.txt", "prompts/travel_dimensions.txt"),
         view_weighted=True, options_version=lambda s, p, o: rubric_version(p, o)),
     META_KIND: JudgeSpec(
         kind=META_KIND, version=lambda s, p: meta_version(p), run=_meta,
-        prompt_files=("prompts/travel_meta.txt", "prompts/travel_meta_prefix.txt"),
-        audits=RUBRIC_KIND,
+        prompt_files=("prompts/travel_meta.txt",), audits=RUBRIC_KIND,
         options_version=lambda s, p, o: meta_version(p, o)),
     UNSOLVABLE_KIND: JudgeSpec(
         kind=UNSOLVABLE_KIND, version=lambda s, p: rule_version(s.abstain_tags),

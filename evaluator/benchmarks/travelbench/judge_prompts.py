@@ -56,10 +56,26 @@ def dimension_definitions() -> dict[str, str]:
     return dimension_sections(prompt_text("travel_dimensions.txt"))
 
 
-def builtin_file(name: str, options: Any) -> str:
-    """The built-in prompt file NAME in the run's judge layout: `<name>.txt` (the tool list after
-    the request, as the reference) or `<name>_prefix.txt` (the tool list first)."""
-    return f"{name}_prefix.txt" if prefix_judges(options) else f"{name}.txt"
+TOOLS_SECTION = "## Available tools\n${tools}\n\n"
+"""The tool list's section of the built-in judge prompts, where the reference has it."""
+TOOLS_FIRST = "# Available tools\nThe tools the assistant could call:\n${tools}\n\n"
+"""The same list in the prefix layout: before the prompt's first top-level heading."""
+
+
+@cache
+def builtin_template(name: str, prefix: bool) -> Template:
+    """The built-in judge prompt `<name>.txt`: as written (the tool list after the task's
+    request, the reference's order) or, in the prefix layout (`options.judge_layout`), with
+    its tool-list section moved before its first top-level heading, right after the
+    instructions, so that every judge call of a run shares one prefix."""
+    text = prompt_text(f"{name}.txt")
+    if prefix:
+        if TOOLS_SECTION not in text:
+            raise ValueError(f"{PROMPT_DIR / name}.txt: no `{TOOLS_SECTION.strip()}` section")
+        text = text.replace(TOOLS_SECTION, "", 1)
+        at = text.index("\n# ") + 1
+        text = text[:at] + TOOLS_FIRST + text[at:]
+    return Template(text)
 
 
 def imported(prompts: PromptSet | None) -> PromptSet | None:
@@ -118,7 +134,7 @@ def rubric_parts(record: EpisodeRecord, task: Task | None, settings: JudgeSettin
         note = (", and whether follow-up questions were necessary, few, not replaceable by a "
                 "tool call and on the user's intent")
     template = (ps.templates[f"judge_rubric_{record.subset}"] if ps
-                else Template(prompt_text(builtin_file("travel_rubric", options))))
+                else builtin_template("travel_rubric", prefix_judges(options)))
     shown = judge_tools(tools, prompts)
     return _parts(template, record, settings, reference,
                   judge_render.tools_json(shown) if reference else render_tools(shown),
@@ -191,7 +207,7 @@ def meta_parts(record: EpisodeRecord, task: Task | None, rubric: Judgement,
         ) or "(none)"
     ps = imported(prompts)
     template = (ps.templates["judge_meta"] if ps
-                else Template(prompt_text(builtin_file("travel_meta", options))))
+                else builtin_template("travel_meta", prefix_judges(options)))
     shown = judge_tools(tools, prompts)
     answers = reference_answers(options)
     return _parts(template, record, settings, reference,
