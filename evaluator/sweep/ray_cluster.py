@@ -35,8 +35,8 @@ def import_ray() -> Any:
     try:
         import ray
     except ImportError:
-        raise SweepError("--ray needs the ray package: pip install 'agentsweep[cluster]' "
-                         "(or pip install ray)") from None
+        raise SweepError("--ray needs the ray package: bash scripts/setup.sh cluster "
+                         "(or pip install 'agentsweep[cluster]')") from None
     return ray
 
 
