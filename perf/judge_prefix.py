@@ -14,6 +14,7 @@ tokens left between the layouts. Needs no engine; a few seconds.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -59,18 +60,8 @@ def prompts(layout: str, tasks: list[Any], tools: list[dict[str, Any]]) -> list[
 
 def shared_prefixes(token_lists: list[list[int]]) -> list[int]:
     """Per call, the longest prefix it shares with any earlier call (0 for the first)."""
-    out = []
-    for i, ids in enumerate(token_lists):
-        best = 0
-        for prev in token_lists[:i]:
-            n = 0
-            for a, b in zip(ids, prev, strict=False):
-                if a != b:
-                    break
-                n += 1
-            best = max(best, n)
-        out.append(best)
-    return out
+    return [max((len(os.path.commonprefix([ids, prev])) for prev in token_lists[:i]), default=0)
+            for i, ids in enumerate(token_lists)]
 
 
 def main() -> int:
