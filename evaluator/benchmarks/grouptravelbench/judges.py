@@ -20,12 +20,16 @@ or user error), with "no_agent_message" only a chat where the agent never spoke.
 that change a judgement are part of its version (`judge_version`), so judgements made under
 other options are never reused. Nothing is cut unless `judge.context_tokens` is set: then the
 context guard shortens the longest chat texts until the prompt and the answer budget fit.
+With `options.judge_layout = "prefix"` the built-in judge and meta prompts put the sections
+that hold no field of the task first (`prompting.prefix_layout`), so the judge calls of a run
+share one prefix the engine caches; their versions get `+prefix`.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from string import Template
 from typing import Any
 
 from evaluator.benchmarks.base import JudgeInput
@@ -45,8 +49,8 @@ from .chat import AGENT
 from .judge_inputs import judge_fields, judge_view, meta_review, render_view, view_texts, with_texts
 from .judge_parse import rating_score, read_meta, read_review, review_scores, words_for
 from .kinds import JUDGE_KIND, JUDGE_VERSION, META_KIND, META_VERSION
-from .options import GroupOptions, options_of
-from .prompting import Texts
+from .options import GroupOptions, options_of, prefix_judges
+from .prompting import Texts, prefix_template
 from .rubric import DIMENSION_KEYS, score_values
 
 CRASHED_NOTE = "_crashed"
@@ -62,14 +66,25 @@ def options_suffix(options: Any) -> str:
     return out + ("" if o.judge_parser == "reference" else f"+parser={o.judge_parser}")
 
 
+def _prefix(prompts: Any, options: Any) -> bool:
+    """The prefix layout is used: asked for, and the prompts are the built-in ones (an
+    imported set keeps its own order)."""
+    return prefix_judges(options) and Texts.of(prompts).builtin
+
+
 def judge_version(prompts: Any, options: Any) -> str:
     base = JUDGE_VERSION if prompts is None else prompts.version(JUDGE_VERSION)
-    return base + options_suffix(options)
+    return base + options_suffix(options) + ("+prefix" if _prefix(prompts, options) else "")
 
 
 def meta_version(prompts: Any, options: Any) -> str:
     base = META_VERSION if prompts is None else prompts.version(META_VERSION)
-    return base + options_suffix(options)
+    return base + options_suffix(options) + ("+prefix" if _prefix(prompts, options) else "")
+
+
+def _template(inp: JudgeInput, role: str, texts: Texts) -> Template:
+    """The judge role's template in the run's layout."""
+    return prefix_template(role) if _prefix(inp.prompts, inp.options) else texts.templates[role]
 
 
 def crashed(record: EpisodeRecord, options: Any = None) -> bool:
@@ -85,8 +100,8 @@ def _tolerant(inp: JudgeInput) -> bool:
 
 def judge_prompt(inp: JudgeInput, conversation: str) -> str:
     texts = Texts.of(inp.prompts)
-    return texts.render("judge", conversation=conversation,
-                        **judge_fields(inp.record, inp.task, texts))
+    return _template(inp, "judge", texts).substitute(
+        conversation=conversation, **judge_fields(inp.record, inp.task, texts))
 
 
 def first_review(inp: JudgeInput, judged: Judgement) -> tuple[str, str]:
@@ -108,8 +123,9 @@ def first_review(inp: JudgeInput, judged: Judgement) -> tuple[str, str]:
 def meta_prompt(inp: JudgeInput, judged: Judgement, conversation: str) -> str:
     texts = Texts.of(inp.prompts)
     ratings, reasoning = first_review(inp, judged)
-    return texts.render("meta", conversation=conversation, ratings=ratings,
-                        reasoning=reasoning, **judge_fields(inp.record, inp.task, texts))
+    return _template(inp, "meta", texts).substitute(
+        conversation=conversation, ratings=ratings, reasoning=reasoning,
+        **judge_fields(inp.record, inp.task, texts))
 
 
 async def fitted(inp: JudgeInput, build: Callable[[str], str], system: str) -> tuple[str, str]:

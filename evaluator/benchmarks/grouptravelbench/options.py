@@ -22,6 +22,7 @@ JUDGE_AVERAGES = ("tasks", "units")
 SUMMARY_STYLES = ("mediation", "table")
 JUDGE_PARSERS = ("reference", "tolerant")
 RENDERINGS = ("project", "reference")
+JUDGE_LAYOUTS = ("reference", "prefix")
 
 
 class GroupOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -60,6 +61,13 @@ class GroupOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         what runs were made with before) sends the generic request shape, the data's tool
         list (the bundled English schemas unless a tools.json is beside the tasks) and shows
         the simulator that list's schema as sorted JSON.
+    judge_layout: the order of the built-in judge and meta-judge prompts: "reference" (the
+        default: the task's material and the chat before the rules and the rating standards,
+        the reference's order) or "prefix" (the sections that hold no field of the task, the
+        instructions, rules, standards, output format and example, first, the task's material
+        and the chat last, so every judge call of a run shares ~4,000 tokens the engine caches
+        and prefills only its own task; judgement versions get `+prefix`). An imported prompt
+        set keeps its own order either way.
     """
 
     poi_table: str = ""
@@ -68,11 +76,13 @@ class GroupOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     summary_style: str = "mediation"
     judge_parser: str = "reference"
     rendering: str = "project"
+    judge_layout: str = "reference"
 
     def __post_init__(self) -> None:
         for name, allowed in (("crash_rule", CRASH_RULES), ("judge_average", JUDGE_AVERAGES),
                               ("summary_style", SUMMARY_STYLES),
-                              ("judge_parser", JUDGE_PARSERS), ("rendering", RENDERINGS)):
+                              ("judge_parser", JUDGE_PARSERS), ("rendering", RENDERINGS),
+                              ("judge_layout", JUDGE_LAYOUTS)):
             value = getattr(self, name)
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {value!r}")
@@ -89,3 +99,6 @@ def options_of(value: object) -> GroupOptions:
 def reference_rendering(value: object) -> bool:
     return options_of(value).rendering == "reference"
 
+
+def prefix_judges(value: object) -> bool:
+    return options_of(value).judge_layout == "prefix"

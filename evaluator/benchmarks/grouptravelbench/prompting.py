@@ -15,7 +15,9 @@ built-in set: the data's tools) and the sandbox's error texts (`tool_errors.py`)
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -152,3 +154,28 @@ class Texts:
 
 
 _BUILTIN = builtin_set()
+
+
+RULE = "\n\n---\n\n"
+"""The separator between the fixed sections and the task's in the prefix layout."""
+
+
+def prefix_layout(text: str, where: str = "template") -> str:
+    """A judge template in the prefix layout (`options.judge_layout = "prefix"`): its top-level
+    sections (`# ` headings) that hold no field first, in their order, then those that hold
+    one (the task's material, the chat), in their order, after a `---` rule; a trailing `---`
+    rule of a moved section is dropped. Every line of the text is kept but those rules.
+    ValueError naming `where` when no section holds a field."""
+    head, *sections = re.split(r"(?m)^(?=# )", text)
+    moved = [s for s in sections if Template(s).get_identifiers()]
+    if not moved:
+        raise ValueError(f"{where}: no `# ` section holds a field")
+    fixed = head + "".join(s for s in sections if not Template(s).get_identifiers())
+    tails = [re.sub(r"\n---$", "", s.rstrip()).rstrip() for s in moved]
+    return fixed.rstrip("\n") + RULE + "\n\n".join(tails) + "\n"
+
+
+@cache
+def prefix_template(role: str) -> Template:
+    """The built-in role's template (`prompts/<role>.txt`) in the prefix layout."""
+    return Template(prefix_layout(_BUILTIN.texts[role], str(PROMPT_DIR / f"{role}.txt")))
