@@ -3,7 +3,7 @@ grouptravelbench --data-dir ../shared/data ... --judge --report`):
 
 - the oracle agent (`oracle.py`: answers only in the formats the built-in prompt describes)
   with a POI table of its places (`--poi-table`): PC, GU, GF and PV well above 0, the judge S
-  and the Other composite in the report;
+  and the Other composite in the report, with the judges in either `options.judge_layout`;
 - a stub agent that calls `web_search` and never gives a plan, run without the POI table by
   `options.poi_table=none`: the chat runs its rounds and the deviation "GU/GF/PV without POI
   table" is in the manifest and the report;
@@ -47,7 +47,8 @@ def _judge_endpoint(url: str) -> str:
             f'extra_headers={{"X-Stub-Replies" = "{JUDGE_ANSWER}"}}}}]')
 
 
-def test_the_oracle_scores_through_agentsweep_run(tmp_path):
+@pytest.mark.parametrize("layout", ["reference", "prefix"])
+def test_the_oracle_scores_through_agentsweep_run(tmp_path, layout):
     from perf.stub_server import start_stub
 
     tasks = load_grouptravel_file(SAMPLE, limit=2).tasks
@@ -57,7 +58,8 @@ def test_the_oracle_scores_through_agentsweep_run(tmp_path):
         r = run_cli("run", "--data", "grouptravelbench", "--data-dir", str(DATA_DIR), "--limit",
                     "2", "--trials", "1", "--agent-url", oracle.url, "--agent-model", "oracle",
                     "--engine-url", stub.url, "--poi-table", str(poi), "--out", str(tmp_path),
-                    "--name", "oracle", "--set", _judge_endpoint(stub.url), "--judge", "--report",
+                    "--name", "oracle", "--set", _judge_endpoint(stub.url),
+                    "--set", f"options.judge_layout={layout}", "--judge", "--report",
                     "--progress", "off", home=tmp_path)
     assert r.returncode == 0, r.stderr[-3000:]
     run = tmp_path / "oracle"
@@ -69,6 +71,10 @@ def test_the_oracle_scores_through_agentsweep_run(tmp_path):
     for j in rules:
         s = j["scores"]
         assert s["pc"] == 1.0 and s["pv"] == 1.0 and s["gu"] > 2 and s["gf"] > 10, s
+    # the judge layout is in the judgements' versions, and scoring reads those (S below)
+    suffix = "+prefix" if layout == "prefix" else ""
+    assert {j["prompt_version"] for j in judgements if j["kind"] != "gtb_metrics"} == {
+        "gtb-judge-v2" + suffix, "gtb-meta-v2" + suffix}
     report = json.loads((run / "report.json").read_text())
     section = report["runs"][0]["benchmarks"]["grouptravelbench"]
     overall = section["overall"]
@@ -82,6 +88,8 @@ def test_the_oracle_scores_through_agentsweep_run(tmp_path):
     manifest = json.loads((run / "manifest.json").read_text())
     assert "options.poi_table" not in manifest["deviations"]     # a path is the paper's table
     assert "prompts" in manifest["deviations"]                    # the built-in prompts
+    assert "options.judge_layout" not in manifest["deviations"]   # not a paper field
+    assert manifest["resolved_config"]["options"]["judge_layout"] == layout
 
 
 def test_a_run_without_the_poi_table_is_recorded_as_a_deviation(tmp_path):
