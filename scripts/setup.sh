@@ -57,5 +57,11 @@ echo "[setup] byte-compiling the installed packages; preparing the default model
 site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 .venv/bin/python -m compileall -q -j 0 "$site" >/dev/null 2>&1 &
 compiling=$!
-.venv/bin/python -c "from backends.model import ensure_default_model; print('[setup] model:', ensure_default_model())" >&2
+if ! .venv/bin/python -c "from backends.model import ensure_default_model; print('[setup] model:', ensure_default_model())" >&2; then
+  # setup has failed: stop compiling too rather than leave it writing into .venv after we exit
+  kill "$compiling" 2>/dev/null || true
+  wait "$compiling" 2>/dev/null || true
+  echo "[setup] the default model could not be prepared (see above); setup stopped" >&2
+  exit 1
+fi
 wait "$compiling" || true

@@ -1,9 +1,10 @@
 """scripts/setup.sh: the package sources handed from pip's configuration to uv
-(scripts/uv_args.py), and the extras it accepts."""
+(scripts/uv_args.py), the extras it accepts, and its stop when the model cannot be prepared."""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -83,3 +84,39 @@ def test_an_unknown_extra_is_refused_before_anything_is_installed(tmp_path):
     assert out.stderr.strip() == ("scripts/setup.sh: unknown extra 'tests' "
                                   "(known: test, cluster)")
     assert not (tmp_path / ".venv").exists()
+
+
+FAKE_PYTHON = """#!/usr/bin/env bash
+# stands in for .venv/bin/python: byte-compiling sleeps (its pid written down), the model fails
+case "$1" in
+  -m) echo $$ > "$FAKE_DIR/compiling.pid"; exec sleep 60 ;;
+  -c) case "$2" in
+        *sysconfig*) echo "$FAKE_DIR/site" ;;
+        *ensure_default_model*) echo "no model here" >&2; exit 1 ;;
+      esac ;;
+  *) cat > /dev/null ;;
+esac
+"""
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_a_model_that_cannot_be_prepared_stops_setup_and_its_byte_compiling(tmp_path):
+    (tmp_path / "scripts").mkdir()
+    for name in ("setup.sh", "uv_args.py"):
+        shutil.copy(ROOT / "scripts" / name, tmp_path / "scripts" / name)
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    for name, text in (("python", FAKE_PYTHON), ("pip", "#!/bin/sh\nexit 0\n"),
+                       ("uv", "#!/bin/sh\nexit 0\n")):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "AGENTSWEEP_EXTRA": "cpu", "FAKE_DIR": str(tmp_path)}
+    out = subprocess.run(["bash", str(tmp_path / "scripts" / "setup.sh")], capture_output=True,
+                         text=True, env=env, check=False, timeout=30)
+    assert out.returncode == 1
+    assert "no model here" in out.stderr
+    assert out.stderr.strip().endswith("[setup] the default model could not be prepared "
+                                       "(see above); setup stopped")
+    pid = int((tmp_path / "compiling.pid").read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)                  # the byte-compiling stand-in was stopped, not left
