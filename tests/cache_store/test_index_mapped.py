@@ -17,7 +17,8 @@ from cache_store.index import EmbeddingIndex, ToolIndex, build_index, write_vect
 from kernels.mapped import MappedFlatIP, MappedUnsupported, mapped_flat_supported
 
 from ..kernels.smaps import anonymous_kb, mapping_kb
-from .test_index import DIM, VecEmbedder, _unit, big_store, clustered, uniform  # noqa: F401
+from .index_support import DIM, _unit, big_store_fixture, clustered, uniform  # noqa: F401
+from .test_index import VecEmbedder
 
 faiss = pytest.importorskip("faiss")
 needs_mapped = pytest.mark.skipif(not mapped_flat_supported(),
@@ -135,7 +136,7 @@ def _open_and_search(store: str, tool: str, ready, go) -> None:
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/PID/smaps")
 @pytest.mark.parametrize(("kind", "mode", "suffix"),
                          [("clustered", "approximate", "ivf"), ("uniform", "exact", "f16")])
-async def test_processes_share_one_copy_of_a_tool(big_store: Path, kind: str, mode: str,  # noqa: F811
+async def test_processes_share_one_copy_of_a_tool(big_store: Path, kind: str, mode: str,
                                                   suffix: str) -> None:
     await build_index(big_store, VecEmbedder(kind), embedder_name="s", progress=False,
                       ivf_threshold=1000, recall_sample=200)
