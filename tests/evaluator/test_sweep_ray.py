@@ -89,30 +89,6 @@ def _cell_of(pid: int, root: Path) -> str | None:
     return None
 
 
-def _episode_lines(root: Path) -> int:
-    n = 0
-    for f in root.glob("*/episodes.jsonl"):
-        try:
-            n += f.read_bytes().count(b"\n")
-        except FileNotFoundError:
-            pass
-    return n
-
-
-def _wait_for_episodes(p: Sweep, root: Path, lines: int) -> None:
-    """Until the cells' episode files hold `lines` records in all. A bound on a stuck
-    cluster, not a timing assertion: a loaded 2-core CI machine starts Ray slowly, so it is
-    generous, and the sweep's own output is shown if hit."""
-    deadline = time.monotonic() + 600
-    while _episode_lines(root) < lines:
-        if p.poll() is not None or time.monotonic() > deadline:
-            p.kill()
-            _, err = p.communicate()
-            pytest.fail(f"the cells never held {lines} episodes (exit {p.returncode}):\n"
-                        f"{err[-4000:]}")
-        time.sleep(0.02)
-
-
 def _gone(pids_of, timeout_s: float = 60) -> bool:
     deadline = time.monotonic() + timeout_s
     while pids_of():
