@@ -92,7 +92,9 @@ case "$1" in
   -m) echo $$ > "$FAKE_DIR/compiling.pid"; exec sleep 60 ;;
   -c) case "$2" in
         *sysconfig*) echo "$FAKE_DIR/site" ;;
-        *ensure_default_model*) echo "no model here" >&2; exit 1 ;;
+        *ensure_default_model*)  # fails once byte-compiling has started (as a conversion would)
+          for _ in $(seq 100); do [ -s "$FAKE_DIR/compiling.pid" ] && break; sleep 0.05; done
+          echo "no model here" >&2; exit 1 ;;
       esac ;;
   *) cat > /dev/null ;;
 esac
