@@ -69,17 +69,21 @@ def options_suffix(options: Any) -> str:
 def _prefix(prompts: Any, options: Any) -> bool:
     """The prefix layout is used: asked for, and the prompts are the built-in ones (an
     imported set keeps its own order)."""
-    return prefix_judges(options) and Texts.of(prompts).builtin
+    return prefix_judges(options) and (prompts is None or prompts.builtin)
+
+
+def _version(base: str, prompts: Any, options: Any) -> str:
+    """`base` with the prompt set's label, the options' suffix and the layout's `+prefix`."""
+    base = base if prompts is None else prompts.version(base)
+    return base + options_suffix(options) + ("+prefix" if _prefix(prompts, options) else "")
 
 
 def judge_version(prompts: Any, options: Any) -> str:
-    base = JUDGE_VERSION if prompts is None else prompts.version(JUDGE_VERSION)
-    return base + options_suffix(options) + ("+prefix" if _prefix(prompts, options) else "")
+    return _version(JUDGE_VERSION, prompts, options)
 
 
 def meta_version(prompts: Any, options: Any) -> str:
-    base = META_VERSION if prompts is None else prompts.version(META_VERSION)
-    return base + options_suffix(options) + ("+prefix" if _prefix(prompts, options) else "")
+    return _version(META_VERSION, prompts, options)
 
 
 def _template(inp: JudgeInput, role: str, texts: Texts) -> Template:

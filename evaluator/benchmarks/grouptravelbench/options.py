@@ -65,7 +65,7 @@ class GroupOptions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         default: the task's material and the chat before the rules and the rating standards,
         the reference's order) or "prefix" (the sections that hold no field of the task, the
         instructions, rules, standards, output format and example, first, the task's material
-        and the chat last, so every judge call of a run shares ~4,000 tokens the engine caches
+        and the chat last, so every judge call of a run shares ~4,500 tokens the engine caches
         and prefills only its own task; judgement versions get `+prefix`). An imported prompt
         set keeps its own order either way.
     """
