@@ -24,6 +24,12 @@ from typing import Any
 
 from backends.types import ChatMessage
 from evaluator import benchmarks  # noqa: F401  (registers the built-in sample's format)
+from evaluator.benchmarks.base import JudgeInput
+from evaluator.benchmarks.grouptravelbench.judge_inputs import transcript
+from evaluator.benchmarks.grouptravelbench.judges import judge_prompt, meta_prompt
+from evaluator.benchmarks.grouptravelbench.options import GroupOptions
+from evaluator.benchmarks.grouptravelbench.prompting import Texts
+from evaluator.benchmarks.grouptravelbench.rubric import DIMENSION_KEYS
 from evaluator.benchmarks.travelbench.judge_prompts import build_meta_prompt, build_rubric_prompt
 from evaluator.benchmarks.travelbench.options import TravelBenchOptions
 from evaluator.judges.settings import JudgeSettings
@@ -71,17 +77,10 @@ def shared_prefixes(token_lists: list[list[int]]) -> list[int]:
 def group_prompts(layout: str, tasks: list[Any]) -> list[list[dict[str, str]]]:
     """GroupTravelBench's judge, then meta-judge, messages of every task (a chat of the task's
     first user and an answer), in the order a judge pool sends them."""
-    from evaluator.benchmarks.base import JudgeInput
-    from evaluator.benchmarks.grouptravelbench.judge_inputs import transcript
-    from evaluator.benchmarks.grouptravelbench.judges import judge_prompt, meta_prompt
-    from evaluator.benchmarks.grouptravelbench.options import GroupOptions
-    from evaluator.benchmarks.grouptravelbench.prompting import Texts
-
     texts, options = Texts.of(None), GroupOptions(judge_layout=layout)
     review = "<response>" + "".join(
-        f"<{d}><reasoning>r</reasoning><rating>Fair</rating></{d}>"
-        for d in ("hallucination_factuality", "tool_usage_reasoning", "interaction_quality",
-                  "conflict_coordination", "plan_humanization")) + "</response>"
+        f"<{d}><reasoning>r</reasoning><rating>Fair</rating></{d}>" for d in DIMENSION_KEYS
+    ) + "</response>"
     out = []
     for t in tasks:
         users = list(t.payload.user_preferences)
