@@ -1,6 +1,7 @@
-"""What the embedding-index tests share (test_index.py, test_index_embedder.py): seeded
-unit vectors, clustered (IVF finds every neighbour) or uniform (adversarial for IVF), and the
-fixture `big_store` (a 3000-row web_search tool beside a 3-row weather tool)."""
+"""What the embedding-index tests share (test_index.py, test_index_embedder.py,
+test_index_mapped.py): seeded unit vectors, clustered (IVF finds every neighbour) or uniform
+(adversarial for IVF), an embedder of them (`VecEmbedder`), and the fixture `big_store` (a
+3000-row web_search tool beside a 3-row weather tool)."""
 
 from __future__ import annotations
 
@@ -50,3 +51,15 @@ def big_store_fixture(tmp_path: Path) -> Path:
     store = tmp_path / "big.store"
     import_cache(src, store)
     return store
+
+
+class VecEmbedder:
+    """Embeds text to a fixed vector per text (seeded by its hash): clustered or uniform."""
+
+    def __init__(self, kind: str = "clustered", name: str = "vec-emb") -> None:
+        self.kind, self.name = kind, name
+        self.known_dim = DIM
+
+    async def embed(self, texts: list[str]) -> np.ndarray:
+        gen = clustered if self.kind == "clustered" else uniform
+        return np.concatenate([gen(1, np.random.default_rng(_seed(t))) for t in texts])

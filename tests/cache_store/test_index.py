@@ -23,7 +23,14 @@ from cache_store.index import (
 )
 from cache_store.keys import embedding_text
 
-from .index_support import DIM, _seed, _unit, big_store_fixture, clustered, uniform  # noqa: F401
+from .index_support import (
+    DIM,
+    VecEmbedder,
+    _unit,
+    big_store_fixture,  # noqa: F401  (the `big_store` fixture)
+    clustered,
+    uniform,
+)
 
 faiss = pytest.importorskip("faiss")
 
@@ -89,18 +96,6 @@ def test_recall_counts_ties_and_leaves_the_query_out() -> None:
 
 
 # -- build, metadata, reload ---------------------------------------------------------------------
-class VecEmbedder:
-    """Embeds text to a fixed vector per text (seeded by its hash): clustered or uniform."""
-
-    def __init__(self, kind: str = "clustered", name: str = "vec-emb") -> None:
-        self.kind, self.name = kind, name
-        self.known_dim = DIM
-
-    async def embed(self, texts: list[str]) -> np.ndarray:
-        gen = clustered if self.kind == "clustered" else uniform
-        return np.concatenate([gen(1, np.random.default_rng(_seed(t))) for t in texts])
-
-
 @pytest.mark.parametrize(("kind", "mode"), [("clustered", "approximate"), ("uniform", "exact")])
 async def test_build_records_the_gate_and_reloads(big_store: Path, kind: str, mode: str) -> None:
     meta = await build_index(big_store, VecEmbedder(kind), embedder_name="spec-x", progress=False,

@@ -20,7 +20,12 @@ from cache_store.keys import normalize_call
 from cache_store.sandbox import SandboxSettings, open_sandbox
 
 from .conftest import TIME, FakeClient, FakeEmbedder, mini_schemas
-from .index_support import DIM, _seed, big_store_fixture, clustered  # noqa: F401
+from .index_support import (
+    DIM,
+    _seed,
+    big_store_fixture,  # noqa: F401  (the `big_store` fixture)
+    clustered,
+)
 
 faiss = pytest.importorskip("faiss")
 

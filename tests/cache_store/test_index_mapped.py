@@ -17,8 +17,14 @@ from cache_store.index import EmbeddingIndex, ToolIndex, build_index, write_vect
 from kernels.mapped import MappedFlatIP, MappedUnsupported, mapped_flat_supported
 
 from ..kernels.smaps import anonymous_kb, mapping_kb
-from .index_support import DIM, _unit, big_store_fixture, clustered, uniform  # noqa: F401
-from .test_index import VecEmbedder
+from .index_support import (
+    DIM,
+    VecEmbedder,
+    _unit,
+    big_store_fixture,  # noqa: F401  (the `big_store` fixture)
+    clustered,
+    uniform,
+)
 
 faiss = pytest.importorskip("faiss")
 needs_mapped = pytest.mark.skipif(not mapped_flat_supported(),
