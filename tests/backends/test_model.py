@@ -116,9 +116,9 @@ def test_chat_template_is_packaged() -> None:
 
 
 def test_real_converted_model_is_loadable_layout() -> None:
-    """The shared cache (converted once by ensure_default_model) has what vLLM needs."""
-    home = os.environ.get("AGENTSWEEP_HOME", "/work/agentsweep-home")
-    target = Path(home) / "models" / f"SmolLM2-135M-Instruct-v{FORMAT_VERSION}"
+    """The shared cache (converted once by ensure_default_model: `$AGENTSWEEP_HOME`, else
+    ~/.cache/agentsweep, where setup.sh puts it) has what vLLM needs."""
+    target = model_mod.default_model_dir()
     if not is_converted(target):
         pytest.skip(f"no converted default model at {target}")
     config = json.loads((target / "config.json").read_text())
