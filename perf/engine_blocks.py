@@ -90,11 +90,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="block sizes, the first the baseline (128,32)")
     p.add_argument("--rounds", type=int, default=2, help="decode rounds a size (2)")
     args = p.parse_args(argv)
-    from backends.model import default_model_dir
+    from backends.model import default_model_dir, is_converted
     from backends.server import VLLMServer
     from backends.server_launch import allowed_cpus, resolve_device, small_cpu_choices
 
-    if not default_model_dir().exists():
+    if not is_converted(default_model_dir()):  # a half-written conversion is not a model
         print("perf.engine_blocks: no converted default model; run `bash scripts/setup.sh` "
               "first", file=sys.stderr)
         return 2
