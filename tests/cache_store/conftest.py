@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from backends.types import ChatMessage, ChatResponse, Choice
+from cache_store.importer import import_cache
 from cache_store.keys import normalize_call
 
 SCHEMAS_PATH = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "travelbench" / "tool_schemas.json"
@@ -72,3 +73,18 @@ class FakeEmbedder:
                 out[i, ord(ch) % self.dim] += 1.0
         out /= np.maximum(np.linalg.norm(out, axis=1, keepdims=True), 1e-9)
         return out
+
+
+@pytest.fixture(name="big_store")
+def big_store_fixture(tmp_path: Path) -> Path:
+    """A 3000-row web_search tool beside a 3-row weather tool (the embedding-index tests)."""
+    src = tmp_path / "big"
+    src.mkdir()
+    many = {normalize_call({"query": f"q{i}", "page": i % 7}, TIME): f"r{i}" for i in range(3000)}
+    (src / "web_search_cache.json").write_text(json.dumps(many), encoding="utf-8")
+    few = {normalize_call({"location": c}, TIME): c for c in ("北京市", "上海市", "杭州市")}
+    (src / "weather_current_conditions_cache.json").write_text(
+        json.dumps(few, ensure_ascii=False), encoding="utf-8")
+    store = tmp_path / "big.store"
+    import_cache(src, store)
+    return store

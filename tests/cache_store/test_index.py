@@ -27,7 +27,6 @@ from .index_support import (
     DIM,
     VecEmbedder,
     _unit,
-    big_store_fixture,  # noqa: F401  (the `big_store` fixture)
     clustered,
     uniform,
 )

@@ -23,7 +23,6 @@ from .conftest import TIME, FakeClient, FakeEmbedder, mini_schemas
 from .index_support import (
     DIM,
     _seed,
-    big_store_fixture,  # noqa: F401  (the `big_store` fixture)
     clustered,
 )
 
